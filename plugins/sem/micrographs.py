@@ -1,0 +1,98 @@
+"""SEM micrograph items and the calibration agreement report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from matpcr.records import Item
+from matpcr.tasks import TaskConfig
+from matpcr_plugins.datafiles import read_csv, render_dir, require_dir
+
+IMAGE_QUESTION = ("The image is a scanning electron micrograph of {sample} particles. What is the typical diameter "
+                  "of the particles? Use the scale bar.")
+TEXT_QUESTION = ("A {w} × {h} px scanning electron micrograph of {sample} particles has a scale bar labelled "
+                 "\"{label}\" that spans {bar:.0f} px. A typical particle in it measures {d:.0f} px across. "
+                 "What is the particle's diameter?")
+SIDECAR_FIELDS = ("date", "eht", "wd", "magnification", "pixel_size")
+
+
+def as_png(path: Path) -> Path:
+    """Models and APIs take PNG, not palette TIFF; convert once into the render cache."""
+    from PIL import Image
+
+    out = render_dir() / f"sem-{path.stem}.png"
+    if not out.exists():
+        with Image.open(path) as image:
+            image.convert("L").save(out)
+    return out
+
+
+class MicrographLoader:
+    def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
+        folder = require_dir(data_dir, "sem_bam_tio2", f"task {config.task}")
+        items = []
+        for row in read_csv(folder / "metadata.csv"):
+            path = folder / "images" / row["file"]
+            items.append(Item(id=Path(row["file"]).stem, task=config.task, constraint=config.constraint,
+                              modality=config.modality, text="", reference={"file": str(path)},
+                              source_id=Path(row["file"]).stem,
+                              meta={"dataset": "BAM TiO2 SEM (BAMresearch/automatic-sem-image-segmentation)",
+                                    "licence": "CC BY-NC-ND 4.0", "file": str(path), "sample": "TiO2",
+                                    "sidecar": {k: row.get(k, "") for k in SIDECAR_FIELDS}}))
+        return items
+
+    def complete(self, item: Item) -> Item:
+        from matpcr_plugins.sem.calibration import calibrate, particle_sizes_px
+
+        path = Path(item.reference["file"])
+        cal = calibrate(path)
+        item.reference = {**cal.to_dict(), "file": str(path)}
+        sample = item.meta["sample"]
+        if item.modality == "image":
+            item.images = [str(as_png(path))]
+            item.text = IMAGE_QUESTION.format(sample=sample)
+        else:
+            sizes = particle_sizes_px(path, top=cal.bar_box[0] - 30)
+            d = float(np.median(sizes)) if sizes.size else 40.0
+            from PIL import Image
+
+            with Image.open(path) as image:
+                w, h = image.size
+            item.reference["particle_px"] = d
+            item.text = TEXT_QUESTION.format(w=w, h=h, sample=sample, label=f"{cal.label_value:g} {cal.label_unit}",
+                                             bar=cal.bar_px, d=d)
+        return item
+
+
+def calibration_report(data_dir: Path, tolerance: float = 0.05) -> dict[str, Any]:
+    """How often scale-bar detection and OCR agree with metadata.csv over all staged images."""
+    import time
+
+    from matpcr_plugins.sem.calibration import calibrate
+
+    folder = require_dir(data_dir, "sem_bam_tio2", "sem calibration report")
+    rows = []
+    for row in read_csv(folder / "metadata.csv"):
+        t0 = time.perf_counter()
+        try:
+            cal = calibrate(folder / "images" / row["file"])
+            label = f"{cal.label_value:g} {cal.label_unit}"
+            true_s = float(row["pixel_size"])
+            rows.append({"file": row["file"], "label_ocr": label, "label_metadata": row["scale_bar_label_transcribed"],
+                         "label_ok": label == row["scale_bar_label_transcribed"].replace("um", "µm"),
+                         "bar_px": cal.bar_px, "bar_px_metadata": float(row["label_div_pixel_size_px"]),
+                         "nm_per_px": cal.nm_per_px, "nm_per_px_metadata": true_s,
+                         "calibration_ok": abs(cal.nm_per_px - true_s) / true_s <= tolerance,
+                         "seconds": time.perf_counter() - t0, "error": None})
+        except Exception as exc:
+            rows.append({"file": row["file"], "label_ok": False, "calibration_ok": False, "error": str(exc),
+                         "seconds": time.perf_counter() - t0})
+    n = len(rows)
+    return {"n_images": n, "label_agree": sum(r["label_ok"] for r in rows),
+            "calibration_agree": sum(r["calibration_ok"] for r in rows), "tolerance": tolerance,
+            "max_relative_error": max((abs(r["nm_per_px"] - r["nm_per_px_metadata"]) / r["nm_per_px_metadata"]
+                                       for r in rows if r.get("nm_per_px")), default=None),
+            "rows": rows}
