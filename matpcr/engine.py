@@ -21,7 +21,7 @@ from matpcr.cache import ResponseCache, cache_key, default_cache_path
 from matpcr.errors import MatpcrError
 from matpcr.plugins import PluginManager, get_manager
 from matpcr.protocols import Backend, Intervention, Oracle
-from matpcr.records import Item, Message, Record, Request, Response, Verdict, image_part, text_part
+from matpcr.records import Item, Message, Record, Request, Response, Sampling, Verdict, image_part, text_part
 from matpcr.rundir import RunDir
 from matpcr.spec import parse_model_spec
 from matpcr.tasks import TaskConfig, resolve
@@ -43,6 +43,7 @@ class RunConfig:
     oracle_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     intervention: str | None = None
     intervention_args: dict[str, Any] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)
     data_dir: str | None = None
     include_paths: list[str] = field(default_factory=list)
     cache: str | None = "default"
@@ -100,14 +101,14 @@ def resolve_data_dir(data_dir: str | None) -> Path | None:
     return path.resolve()
 
 
-def build_request(config: TaskConfig, item: Item, seed: int, key: str) -> Request:
+def build_request(config: TaskConfig, item: Item, seed: int, key: str, sampling: Sampling) -> Request:
     messages: list[Message] = []
     if config.system_prompt:
         messages.append(Message("system", [text_part(config.system_prompt)]))
     parts = [image_part(path) for path in item.images] if config.modality == "image" else []
     parts.append(text_part(config.render_prompt(item)))
     messages.append(Message("user", parts))
-    return Request(messages, config.sampling, seed=seed, key=key)
+    return Request(messages, sampling, seed=seed, key=key)
 
 
 class Evaluation:
@@ -153,6 +154,13 @@ class Evaluation:
             self._backend = self._backend_entry.factory(spec.model, spec.revision, **self.config.model_args)
         return self._backend
 
+    def sampling(self, task: TaskConfig) -> Sampling:
+        """The task's generation settings with the run's ``--generation`` overrides on top."""
+        try:
+            return Sampling(**{**task.generation, **self.config.generation})
+        except TypeError as exc:
+            raise MatpcrError(f"--generation: {exc}; known settings: max_new_tokens, temperature, top_p") from None
+
     # -- items -------------------------------------------------------------------------------
     def load_items(self) -> list[tuple[TaskConfig, int, Item]]:
         registry = self.manager.registry
@@ -182,7 +190,7 @@ class Evaluation:
 
     # -- the run -----------------------------------------------------------------------------
     def execute(self, resume: bool = False) -> dict[str, Any]:
-        from matpcr.results import build_results, print_summary
+        from matpcr.results import build_results
 
         started = time.time()
         if resume:
@@ -214,7 +222,7 @@ class Evaluation:
                                        sample=n, model=self.config.model, prompt=[], chain="", status="abstain",
                                        error=f"item unusable: {problem}", meta={"item_error": problem}))
                 continue
-            request = build_request(task, item, seed * 1000 + n if n else seed, key)
+            request = build_request(task, item, seed * 1000 + n if n else seed, key, self.sampling(task))
             pending.append(Pending(task, item, request, seed, 0, n))
         rounds = self.intervention.rounds if self.intervention else 0
         progress = self._progress(len(todo) * (1 + rounds))
@@ -230,8 +238,6 @@ class Evaluation:
         progress.close()
         results = build_results(self, list(done.values()), started)
         self.run.write_results(results)
-        if self.config.progress:
-            print_summary(results, file=sys.stderr)
         self.cache.close()
         return results
 
@@ -252,7 +258,8 @@ class Evaluation:
                 prev = done.get(record_key(task.task, item.id, seed, round_ - 1, n))
                 if key in done or prev is None:
                     continue
-                prev_request = Request([Message(**m) for m in prev.prompt], task.sampling, seed=prev.meta.get("request_seed", seed), key=prev.key)
+                prev_request = Request([Message(**m) for m in prev.prompt], self.sampling(task),
+                                       seed=prev.meta.get("request_seed", seed), key=prev.key)
                 verdicts = [Verdict(**v) for v in prev.verdicts]
                 follow = self.intervention.follow_up(prev, prev_request, verdicts)
                 if follow is None:
