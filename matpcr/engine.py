@@ -156,8 +156,11 @@ class Evaluation:
 
     def sampling(self, task: TaskConfig) -> Sampling:
         """The task's generation settings with the run's ``--generation`` overrides on top."""
+        extra = {}
+        if self.intervention is not None and self.intervention.applies(task.constraint):
+            extra = dict(getattr(self.intervention, "generation", {}) or {})
         try:
-            return Sampling(**{**task.generation, **self.config.generation})
+            return Sampling(**{**task.generation, **extra, **self.config.generation})
         except TypeError as exc:
             raise MatpcrError(f"--generation: {exc}; known settings: max_new_tokens, temperature, top_p") from None
 
@@ -206,10 +209,8 @@ class Evaluation:
             writer.write_many([asdict(v) for k, v in self.items.items() if k not in known])
         done: dict[str, Record] = {r.key: r for r in existing}
         self.stats["resumed"] = len(done)
-        task_by_name = {t.task: t for t in self.tasks}
-        samples = self.intervention.samples if self.intervention else 1
         todo = [(task, item, record_key(task.task, item.id, seed, 0, n), seed, n)
-                for task, seed, item in plan for n in range(samples)]
+                for task, seed, item in plan for n in range(self._samples(task))]
         pending = []
         unusable = []
         for task, item, key, seed, n in todo:
@@ -233,7 +234,7 @@ class Evaluation:
             progress.update(len(unusable))
             self._run_requests(pending, done, writer, progress)
             for round_ in range(1, rounds + 1):
-                pending = self._follow_ups(round_, plan, samples, done, task_by_name)
+                pending = self._follow_ups(round_, plan, done)
                 self._run_requests(pending, done, writer, progress)
         progress.close()
         results = build_results(self, list(done.values()), started)
@@ -246,14 +247,19 @@ class Evaluation:
 
         return tqdm(total=total, desc="matpcr", unit="rec", disable=not self.config.progress, file=sys.stderr)
 
-    def _follow_ups(self, round_: int, plan: list[tuple[TaskConfig, int, Item]], samples: int,
-                    done: dict[str, Record], task_by_name: dict[str, TaskConfig]) -> list["Pending"]:
+    def _samples(self, task: TaskConfig) -> int:
+        if self.intervention is not None and self.intervention.applies(task.constraint):
+            return max(1, int(self.intervention.samples))
+        return 1
+
+    def _follow_ups(self, round_: int, plan: list[tuple[TaskConfig, int, Item]],
+                    done: dict[str, Record]) -> list["Pending"]:
         assert self.intervention is not None
         pending = []
         for task, seed, item in plan:
             if not self.intervention.applies(task.constraint):
                 continue
-            for n in range(samples):
+            for n in range(self._samples(task)):
                 key = record_key(task.task, item.id, seed, round_, n)
                 prev = done.get(record_key(task.task, item.id, seed, round_ - 1, n))
                 if key in done or prev is None:
@@ -319,7 +325,8 @@ class Evaluation:
             prompt=[asdict(m) for m in request.messages], chain=response.text,
             cached=response.cached, latency_s=response.latency_s, prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens, error=response.error,
-            intervention=self.config.intervention,
+            intervention=self.config.intervention if self._samples(task) > 1 or (
+                self.intervention is not None and self.intervention.applies(task.constraint)) else None,
             meta={"request_seed": request.seed, **p.meta},
         )
         oracle = self.oracles.get(task.oracle or task.scorer or "")

@@ -127,7 +127,7 @@ def intervention_summary(records: list[Record], n_boot: int, seed: int) -> dict[
                                  "random_pick_pcr": float(np.mean(picks)) if picks else None,
                                  "oracle_upper_bound_pcr": float(np.mean(best)) if best else None}
         cells[task] = cell
-    tested = [t for t, c in cells.items() if "p" in c]
+    tested = [t for t, c in cells.items() if "p" in c]  # the family of tests in this run
     for name, adjusted in (("p_holm", stats.holm([cells[t]["p"] for t in tested])),
                            ("p_bh", stats.benjamini_hochberg([cells[t]["p"] for t in tested]))):
         for t, p in zip(tested, adjusted):
@@ -146,8 +146,9 @@ def aggregate(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 
     out: dict[str, Any] = {"overall": summarize(first, n_boot, seed)}
     for group, parts in by.items():
         out[group] = {name: summarize(recs, n_boot, seed) for name, recs in sorted(parts.items())}
-    if any(r.round > 0 or r.sample > 0 for r in records):
-        out["intervention"] = intervention_summary(records, n_boot, seed)
+    treated = [r for r in records if r.intervention]
+    if treated:
+        out["intervention"] = {"name": treated[0].intervention, **intervention_summary(treated, n_boot, seed)}
     return out
 
 

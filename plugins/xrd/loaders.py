@@ -78,8 +78,15 @@ class StructureLoader:
                 skip = {r["file"] for r in read_csv(index) if r.get("generic_test_cell") == "True"}
             for path in sorted(folder.glob(pattern)):
                 if path.name not in skip:
-                    items.append(self._item(config, source, path, path.stem.replace("_", " "), dataset, licence))
+                    items.append(self._item(config, source, path, self._phase_name(source, path), dataset, licence))
         return items
+
+    @staticmethod
+    def _phase_name(source: str, path: Path) -> str:
+        if source == "autoanalyzer" and "_" in path.stem:  # files are named <formula>_<space group number>
+            formula, number = path.stem.rsplit("_", 1)
+            return f"{formula} (space group No. {number})"
+        return path.stem.replace("_", " ")
 
     def _item(self, config: TaskConfig, source: str, path: Path, phase: str, dataset: str, licence: str) -> Item:
         window = config.loader_args.get("window", [5.0, 90.0])
