@@ -137,7 +137,7 @@ class HFBackend:
             kwargs["gguf_file"] = self.gguf_file
         dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
         if self.capabilities.images:
-            self._processor = AutoProcessor.from_pretrained(source, use_fast=False, **kwargs)
+            self._processor = AutoProcessor.from_pretrained(source, **kwargs)
             self._tokenizer = self._processor.tokenizer
             self._model = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype, **kwargs)
         else:
