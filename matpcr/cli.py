@@ -132,6 +132,39 @@ def check(oracle: str, reference: str, chain: str, oracle_args: tuple[str, ...],
         click.echo(f"  {c['kind']} = {c['value']} {c['unit']}  ->  {c['verdict']['status']} ({acc}): {c['verdict']['message']}")
 
 
+@cli.command()
+@click.option("--oracles", default=None, help="Comma-separated oracle names (default: all).")
+@click.option("--rates", default="0.1,0.3,0.5", show_default=True, help="Planted violation rates.")
+@click.option("--per-reference", type=int, default=10, show_default=True, help="Planted claims per reference.")
+@click.option("--max-refs", type=int, default=None, help="Use at most this many references per oracle.")
+@click.option("--data-dir", default=None, help="Data directory (default: $MATPCR_DATA_DIR).")
+@click.option("--oracle-args", multiple=True, help="ORACLE.param=value,...")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--output", default=None, help="Write the full report as JSON here.")
+def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int | None, data_dir: str | None,
+             oracle_args: tuple[str, ...], seed: int, output: str | None) -> None:
+    """The oracle validity gate: planted violations and consistent claims on real references."""
+    from matpcr.engine import resolve_data_dir
+    from matpcr.spec import parse_oracle_args
+    from matpcr.table import format_table
+    from matpcr.validate import validate as run_gate
+
+    report = run_gate(_csv(oracles) or None, tuple(float(r) for r in _csv(rates)), per_reference,
+                      resolve_data_dir(data_dir), max_refs, seed, parse_oracle_args(oracle_args))
+    rows = []
+    for name, entry in report["oracles"].items():
+        for rate, r in entry["by_rate"].items():
+            rows.append([name, str(entry["n_references"]), rate, str(r["n"]), f"{r['fn_rate']:.4f}", f"{r['fp_rate']:.4f}",
+                         str(r["unparsed"])])
+    click.echo(format_table(rows, ["oracle", "references", "rate", "claims", "FN rate", "FP rate", "unparsed"]))
+    click.echo("")
+    rows = [[name, setting, f"{r['fn_rate']:.4f}", f"{r['fp_rate']:.4f}"]
+            for name, entry in report["oracles"].items() for setting, r in entry["sensitivity"].items()]
+    click.echo(format_table(rows, ["oracle", "tolerance", "FN rate", "FP rate"]))
+    if output:
+        Path(output).write_text(json.dumps(report, indent=2, default=str))
+
+
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True)
 def plugins_cmd(as_json: bool) -> None:

@@ -68,6 +68,15 @@ class Oracle:
     def plant_consistent(self, reference: Any, rng: np.random.Generator) -> Claim:
         raise NotImplementedError
 
+    #: the tolerance the validity gate sweeps in its sensitivity grid
+    tolerance_param: str | None = None
+
+    def render_claim(self, claim: Claim) -> str:
+        """A chain that states ``claim`` the way a model would; the validity gate parses it back, so the
+        gate tests the parser as well as the check."""
+        unit = {"deg": "°", "angstrom": "Å", "cm-1": "cm⁻¹"}.get(claim.unit, claim.unit)
+        return f"Reasoning omitted.\nAnswer: {claim.value:g} {unit}".strip()
+
     def read_reference(self, spec: str) -> dict[str, Any]:
         """Read a reference for ``matpcr check`` from a file (or id) this oracle understands."""
         raise NotImplementedError(f"oracle {self.name!r} cannot read references for `matpcr check`")

@@ -52,6 +52,7 @@ def genuine_peaks(shift: np.ndarray, intensity: np.ndarray, fraction: float) -> 
 class RamanOracle(Oracle):
     name = "raman"
     constraint = "spectra"
+    tolerance_param = "tolerance_cm1"
     defaults = {
         "tolerance_cm1": 5.0,         # paper default
         "accuracy_cm1": 2.0,          # non-circular accuracy

@@ -39,6 +39,7 @@ def to_nm(value: float, unit: str) -> float:
 class SEMOracle(Oracle):
     name = "sem"
     constraint = "microscopy"
+    tolerance_param = "fov_margin"
     defaults = {"fov_margin": 1.0}  # a feature may be at most fov_margin × the field of view
 
     def prepare(self, reference: dict[str, Any]) -> dict[str, Any]:

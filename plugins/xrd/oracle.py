@@ -52,6 +52,7 @@ def d_from_two_theta(two_theta: float, wavelength: float) -> float:
 class XRDOracle(Oracle):
     name = "xrd"
     constraint = "diffraction"
+    tolerance_param = "tolerance_deg"
     defaults = {
         "tolerance_deg": 0.5,       # paper default: a claim must lie within 0.5° of a reference peak
         "accuracy_deg": 0.1,        # non-circular accuracy: within 0.1° of the nearest true peak
@@ -83,6 +84,12 @@ class XRDOracle(Oracle):
             except (OSError, json.JSONDecodeError) as exc:
                 raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
         return reference_from_file(path, self.params)
+
+
+    def render_claim(self, claim: Claim) -> str:
+        if claim.kind == "d_spacing":
+            return f"The reflection comes from planes with d = {claim.value:g} Å.\nAnswer: d = {claim.value:g} Å"
+        return f"The strongest reflection sits at 2θ = {claim.value:g}°.\nAnswer: 2θ = {claim.value:g}°"
 
     # -- claims ---------------------------------------------------------------------------
     def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
@@ -166,4 +173,5 @@ class XRDOracle(Oracle):
         inside = reference.peaks[(reference.peaks >= reference.window[0]) & (reference.peaks <= reference.window[1])]
         peak = float(rng.choice(inside if inside.size else reference.peaks))
         jitter = rng.uniform(-0.5, 0.5) * self.params["tolerance_deg"]
-        return Claim("two_theta", round(peak + jitter, 2), "deg")
+        value = min(max(peak + jitter, reference.window[0]), reference.window[1])  # stay inside the window
+        return Claim("two_theta", round(value, 2), "deg")

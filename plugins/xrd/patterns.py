@@ -49,7 +49,13 @@ def computed_pattern(structure: Any, wavelength: str | float = CU_KA_NAME,
     from pymatgen.analysis.diffraction.xrd import WAVELENGTHS, XRDCalculator
 
     calc = XRDCalculator(wavelength=wavelength)
-    pattern = calc.get_pattern(structure, two_theta_range=window)
+    try:
+        pattern = calc.get_pattern(structure, two_theta_range=window)
+    except (ValueError, IndexError) as exc:  # e.g. a cell so small it has no reflection in the window
+        raise DataError(f"no diffraction pattern for {structure.composition.reduced_formula} in 2θ {window} "
+                        f"({type(exc).__name__}: {exc})") from None
+    if len(pattern.x) == 0:
+        raise DataError(f"{structure.composition.reduced_formula} has no reflection in 2θ {window}")
     lam = WAVELENGTHS[wavelength] if isinstance(wavelength, str) else float(wavelength)
     ref = {
         "kind": "computed",
