@@ -165,6 +165,72 @@ def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int 
         Path(output).write_text(json.dumps(report, indent=2, default=str))
 
 
+@cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--output-dir", default=None, help="Where to write (default: the run folder, or ./report for several).")
+def report(run_dirs: tuple[str, ...], output_dir: str | None) -> None:
+    """Write report.md, a self-contained report.html and PNG figures for one or more runs."""
+    from matpcr.report import build_report, summary_text
+
+    paths = build_report(list(run_dirs), output_dir)
+    click.echo(summary_text(list(run_dirs)))
+    click.echo(f"wrote {paths['md']} and {paths['html']}")
+
+
+@cli.group()
+def audit() -> None:
+    """Precision audits of oracle-fired cases."""
+
+
+@audit.command("sample")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--per-family", type=int, default=100, show_default=True)
+@click.option("--output-dir", default="audit", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def audit_sample(run_dirs: tuple[str, ...], per_family: int, output_dir: str, seed: int) -> None:
+    """Write a review sheet (audit.html + audit.csv) of oracle-fired cases."""
+    from matpcr.audit import sample
+
+    result = sample(list(run_dirs), output_dir, per_family, seed)
+    click.echo(f"{result['cases']} cases {result['families']}: {result['html']} and {result['csv']}")
+
+
+@audit.command("score")
+@click.argument("sheet", type=click.Path())
+@click.option("--json", "as_json", is_flag=True)
+def audit_score(sheet: str, as_json: bool) -> None:
+    """Precision (unsure excluded) with a bootstrap interval, and the tolerance effect."""
+    from matpcr.audit import score
+    from matpcr.table import format_table
+
+    result = score(sheet)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    rows = [[fam, str(r["cases"]), str(r["real"]), str(r["false_positive"]), str(r["unsure"]), str(r["unjudged"]),
+             "-" if r["precision"]["value"] is None else
+             f"{r['precision']['value']:.3f} [{r['precision']['ci_low']:.3f}, {r['precision']['ci_high']:.3f}]",
+             str(r["false_positives_within_2x_tolerance"])] for fam, r in result.items()]
+    click.echo(format_table(rows, ["family", "cases", "real", "false pos.", "unsure", "unjudged", "precision [95% CI]",
+                                   "FP within 2x tol."]))
+
+
+@cli.command("contamination")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def contamination_cmd(run_dir: str, as_json: bool) -> None:
+    """Count chains that state source metadata never shown to the model (sample ids, localities)."""
+    from matpcr.contamination import contamination
+
+    result = contamination(run_dir)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo(f"{result['contaminated']} of {result['records_checked']} checked records state hidden source metadata")
+    for hit in result["hits"][:20]:
+        click.echo(f"  {hit['record_key']}: {hit['field']} = {hit['value']}")
+
+
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True)
 def plugins_cmd(as_json: bool) -> None:

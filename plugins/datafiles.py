@@ -132,3 +132,38 @@ def short_id(text: str, n: int = 10) -> str:
 
 
 Json = dict[str, Any]
+
+
+def plot_case(x: Any, y: Any, marks: list[tuple[float, float]], *, xlabel: str, ylabel: str, title: str,
+              out: Path, sticks: bool = False, peaks: Any = None) -> Path:
+    """An audit figure: the reference data with each claimed position marked (red) inside its tolerance band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.5), dpi=100)
+    if sticks:
+        ax.vlines(x, 0, y, color="k", linewidth=1)
+    else:
+        ax.plot(x, y, color="k", linewidth=0.8)
+    if peaks is not None and len(peaks):
+        import numpy as np
+
+        idx = np.searchsorted(np.asarray(x), np.asarray(peaks)).clip(0, len(x) - 1)
+        ax.plot(np.asarray(x)[idx], np.asarray(y)[idx], "o", color="#1c7ed6", markersize=3, label="reference features")
+    for position, tol in marks:
+        ax.axvspan(position - tol, position + tol, color="#ffa8a8", alpha=0.5)
+        ax.axvline(position, color="#c92a2a", linestyle="--", linewidth=1, label="claim ± tolerance")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        unique = dict(zip(labels, handles))
+        ax.legend(unique.values(), unique.keys(), fontsize=7)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -117,6 +117,15 @@ class RamanOracle(Oracle):
     def accurate(self, claim: Claim, reference: PreparedSpectrum) -> bool | None:
         return self._nearest(float(claim.value), reference.peaks) <= self.params["accuracy_cm1"]
 
+    def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
+        """Audit figure: the spectrum, its genuine peaks, and the claim with its tolerance band."""
+        from matpcr_plugins.datafiles import plot_case
+
+        prepared = self.prepare(reference)
+        return plot_case(prepared.shift, prepared.intensity, [(float(claim.value), self.params["tolerance_cm1"])],
+                         xlabel="Raman shift (cm⁻¹)", ylabel="intensity", out=out, peaks=prepared.peaks,
+                         title=f"{prepared.name}: measured Raman spectrum")
+
     def plant_violation(self, reference: PreparedSpectrum, rng: np.random.Generator) -> Claim:
         """A shift inside the measured range but more than three tolerances from every genuine peak."""
         tol = self.params["tolerance_cm1"]

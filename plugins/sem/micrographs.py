@@ -62,6 +62,8 @@ class MicrographLoader:
             with Image.open(path) as image:
                 w, h = image.size
             item.reference["particle_px"] = d
+            # the info bar is not shown in text items, so its file name and date are hidden source metadata
+            item.reference["sidecar"] = {"file_name": path.name, "date": item.meta["sidecar"].get("date", "")}
             item.text = TEXT_QUESTION.format(w=w, h=h, sample=sample, label=f"{cal.label_value:g} {cal.label_unit}",
                                              bar=cal.bar_px, d=d)
         return item

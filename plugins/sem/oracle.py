@@ -75,6 +75,18 @@ class SEMOracle(Oracle):
                            {"reason": "exceeds_fov"})
         return Verdict("consistent", "the stated size fits inside the micrograph's field of view.")
 
+    def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
+        """Audit figure: the micrograph itself, with the claimed size written on it for the reviewer."""
+        from PIL import Image, ImageDraw
+
+        with Image.open(reference["file"]) as image:
+            canvas = image.convert("RGB")
+        ImageDraw.Draw(canvas).text((10, 10), f"claimed feature size: {claim.value:g} nm "
+                                    f"(field of view {reference['fov_nm']:.0f} nm)", fill=(255, 60, 60))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        canvas.save(out)
+        return out
+
     def plant_violation(self, reference: dict[str, Any], rng: np.random.Generator) -> Claim:
         size = float(reference["fov_nm"]) * rng.uniform(1.5, 50.0)
         return Claim("feature_size", round(size, 1), "nm")

@@ -48,6 +48,21 @@ def structure_text(structure: Any, max_sites: int = 12) -> str:
     return "\n".join(lines)
 
 
+def cif_sidecar(path: Path) -> dict[str, str]:
+    """Database codes kept in a CIF; never shown to the model (the contamination check looks for them)."""
+    import re
+
+    if path.suffix != ".cif":
+        return {}
+    text = path.read_text(errors="replace")
+    out = {}
+    for key in ("_database_code_amcsd", "_database_code_ICSD", "_cod_database_code"):
+        match = re.search(rf"^{key}\s+'?([\w-]+)'?", text, re.M)
+        if match:
+            out[key.lstrip("_")] = match.group(1)
+    return out
+
+
 class StructureLoader:
     """Items from crystal structures; the reference pattern is computed only for sampled items."""
 
@@ -102,7 +117,8 @@ class StructureLoader:
         structure = load_structure(item.reference["file"])
         phase = item.reference["phase"]
         pattern = computed_pattern(structure, "CuKa", tuple(item.reference["window"]))
-        item.reference = {**item.reference, **pattern, "formula": structure.composition.reduced_formula}
+        item.reference = {**item.reference, **pattern, "formula": structure.composition.reduced_formula,
+                          "sidecar": cif_sidecar(Path(item.reference["file"]))}
         item.text = f"Crystal structure of {phase}:\n{structure_text(structure)}\n\n" + QUESTION.format(phase=phase)
         if item.modality == "image":
             path = plot_xy(pattern["two_theta"], pattern["intensity"], xlabel="2θ (degrees, Cu Kα)",

@@ -155,6 +155,20 @@ class XRDOracle(Oracle):
             return False
         return self._nearest(tt, reference.peaks) <= self.params["accuracy_deg"]
 
+    def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
+        """Audit figure: the measured profile (or computed sticks) with the claim and its tolerance band."""
+        from matpcr_plugins.datafiles import plot_case, read_xy
+
+        prepared = self.prepare(reference)
+        tt, _ = self._two_theta(claim, prepared)
+        marks = [(tt, self.params["tolerance_deg"])] if tt is not None else []
+        if reference.get("kind") == "measured" and reference.get("file") and Path(reference["file"]).exists():
+            x, y = read_xy(reference["file"])
+            return plot_case(x, y, marks, xlabel="2θ (°)", ylabel="counts", out=out, peaks=prepared.peaks,
+                             title=f"{prepared.phase}: measured pattern")
+        return plot_case(reference["two_theta"], reference["intensity"], marks, xlabel="2θ (°)", ylabel="relative intensity",
+                         out=out, sticks=True, title=f"{prepared.phase}: computed pattern")
+
     # -- the validity gate ----------------------------------------------------------------
     def plant_violation(self, reference: PreparedPattern, rng: np.random.Generator) -> Claim:
         """A 2θ inside the window but more than twice the tolerance from every reflection, or, where the
