@@ -105,9 +105,12 @@ def validate(oracles: list[str] | None = None, rates: tuple[float, ...] = DEFAUL
         oracle = factory(**args)
         items = references_for(name, data_dir, max_refs)
         refs = []
+        probe = np.random.default_rng(0)
         for item in items:
             try:
-                refs.append((item, oracle.prepare(item.reference)))
+                prepared = oracle.prepare(item.reference)
+                oracle.plant_consistent(prepared, probe)  # references without the needed field are skipped
+                refs.append((item, prepared))
             except Exception:
                 continue
         digest = hashlib.sha256("".join(sorted(i.source_id for i, _ in refs)).encode()).hexdigest()[:12]
@@ -121,8 +124,8 @@ def validate(oracles: list[str] | None = None, rates: tuple[float, ...] = DEFAUL
         param = getattr(oracle, "tolerance_param", None)
         if param and refs:
             mid = planted_by_rate[rates[len(rates) // 2]]
-            for factor in TOLERANCE_FACTORS:
-                value = oracle.params[param] * factor
+            values = getattr(oracle, "sensitivity_values", None) or [oracle.params[param] * f for f in TOLERANCE_FACTORS]
+            for value in values:
                 varied = factory(**{**args, param: value})
                 # references are re-prepared only when preparation depends on the parameter
                 entry["sensitivity"][f"{param}={value:g}"] = judge(varied, mid)
