@@ -44,6 +44,8 @@ class RunConfig:
     intervention: str | None = None
     intervention_args: dict[str, Any] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
+    judge: str | None = None
+    judge_args: dict[str, Any] = field(default_factory=dict)
     data_dir: str | None = None
     include_paths: list[str] = field(default_factory=list)
     cache: str | None = "default"
@@ -132,6 +134,11 @@ class Evaluation:
         for name in config.oracle_args:
             if name not in self.oracles:
                 registry.get("oracles", name)  # unknown oracle names error with close matches
+        needs_judge = [t.task for t in self.tasks if hasattr(self.oracles.get(t.oracle or t.scorer or ""), "judge_request")]
+        if needs_judge and not config.judge:
+            raise MatpcrError(f"task(s) {', '.join(needs_judge)} are graded by a judge model: pass --judge SPEC "
+                              "(e.g. --judge openai:gpt-4o or --judge smollm2)")
+        self._judge_backend: Backend | None = None
         self.intervention: Intervention | None = None
         if config.intervention:
             self.intervention = registry.get("interventions", config.intervention).factory(**config.intervention_args)
@@ -144,6 +151,7 @@ class Evaluation:
         self.cache = ResponseCache(None if cache_path in (None, "", "none") else cache_path)
         self.items: dict[str, Item] = {}
         self.bad_items: dict[str, str] = {}
+        self.loader_reports: dict[str, Any] = {}
         self.stats = {"generated": 0, "cached": 0, "resumed": 0, "generate_s": 0.0}
 
     # -- backend -----------------------------------------------------------------------------
@@ -177,6 +185,8 @@ class Evaluation:
             if task.modality == "image" and not self.backend.capabilities.images:
                 raise MatpcrError(f"task {task.task!r} shows images but model {self.config.model!r} takes text only; "
                                   "pick the task's text variant or a vision-language model")
+            if getattr(loader, "report", None):
+                self.loader_reports[task.task] = loader.report
             complete = getattr(loader, "complete", None)
             for seed in range(self.config.seeds):
                 for item in sample_items(items, task.task, seed, self.config.limit):
@@ -279,14 +289,58 @@ class Evaluation:
         for start in range(0, len(pending), size):
             chunk = pending[start:start + size]
             responses = self._generate([p.request for p in chunk])
+            self._judge([(p, resp) for p, resp in zip(chunk, responses)])
             records = [self._make_record(p, resp) for p, resp in zip(chunk, responses)]
             writer.write_many([r.to_dict() for r in records])
             for record in records:
                 done[record.key] = record
             progress.update(len(records))
 
-    def _generate(self, requests: list[Request]) -> list[Response]:
-        identity = self._identity()
+    # -- judge models ------------------------------------------------------------------------
+    @property
+    def judge_backend(self) -> Backend:
+        if self._judge_backend is None:
+            spec = parse_model_spec(self.config.judge or "")
+            entry = self.manager.registry.get("backends", spec.backend)
+            self._judge_backend = entry.factory(spec.model, spec.revision, **self.config.judge_args)
+        return self._judge_backend
+
+    def _judge(self, pairs: list[tuple["Pending", Response]]) -> None:
+        """Grade answers with the judge model (batched and cached like answers). Malformed judge output is
+        retried with a stricter reminder, then recorded as unjudged: never guessed."""
+        waiting = []
+        for p, resp in pairs:
+            scorer = self.oracles.get(p.task.oracle or p.task.scorer or "")
+            if hasattr(scorer, "judge_request") and not resp.error:
+                waiting.append((p, resp, scorer))
+        if not waiting:
+            return
+        identity = dict(self.judge_backend.identity)
+        results: dict[int, dict[str, Any]] = {}
+        attempts = max(getattr(w[2], "max_attempts", 3) for w in waiting)
+        for attempt in range(attempts):
+            todo = [(i, p, resp, sc) for i, (p, resp, sc) in enumerate(waiting) if i not in results or
+                    (results[i].get("judgment") is None and attempt < getattr(sc, "max_attempts", 3))]
+            if not todo:
+                break
+            requests = [sc.judge_request(p.item, resp.text, attempt) for _, p, resp, sc in todo]
+            replies = self._generate(requests, backend=self.judge_backend, identity=identity)
+            for (i, p, resp, sc), reply in zip(todo, replies):
+                parsed = sc.parse_judgement(reply.text) if not reply.error else None
+                entry = results.setdefault(i, {"attempts": 0, "raw": [], "judge": identity})
+                entry["attempts"] += 1
+                entry["raw"].append(reply.text if not reply.error else f"error: {reply.error}")
+                if parsed is not None:
+                    entry.update(parsed)
+                else:
+                    entry.setdefault("judgment", None)
+        for i, (p, _, _) in enumerate(waiting):
+            p.meta["judge"] = results.get(i, {"judgment": None})
+
+    def _generate(self, requests: list[Request], backend: Backend | None = None,
+                  identity: dict[str, Any] | None = None) -> list[Response]:
+        backend_given = backend is not None
+        identity = identity or self._identity()
         keys = [cache_key(identity, r) for r in requests]
         hits = self.cache.get_many(keys)
         missing = [i for i, k in enumerate(keys) if k not in hits]
@@ -298,7 +352,7 @@ class Evaluation:
         if missing:
             t0 = time.perf_counter()
             try:
-                fresh = self.backend.generate([requests[i] for i in missing])
+                fresh = (backend if backend_given else self.backend).generate([requests[i] for i in missing])
             except Exception as exc:  # one failing batch must not kill the run
                 fresh = [Response("", error=f"{type(exc).__name__}: {exc}") for _ in missing]
             self.stats["generate_s"] += time.perf_counter() - t0
@@ -306,9 +360,11 @@ class Evaluation:
                 raise MatpcrError(f"backend {self.config.model!r} returned {len(fresh)} responses for {len(missing)} requests")
             for i, resp in zip(missing, fresh):
                 out[i] = resp
-            self.cache.put_many([(keys[i], self.config.model, out[i]) for i in missing])  # type: ignore[misc]
-        self.stats["generated"] += len(missing)
-        self.stats["cached"] += len(requests) - len(missing)
+            label = self.config.judge if backend_given else self.config.model
+            self.cache.put_many([(keys[i], label, out[i]) for i in missing])  # type: ignore[misc]
+        prefix = "judge_" if backend_given else ""
+        self.stats[prefix + "generated"] = self.stats.get(prefix + "generated", 0) + len(missing)
+        self.stats[prefix + "cached"] = self.stats.get(prefix + "cached", 0) + len(requests) - len(missing)
         return out  # type: ignore[return-value]
 
     def _identity(self) -> dict[str, Any]:
@@ -327,7 +383,8 @@ class Evaluation:
             completion_tokens=response.completion_tokens, error=response.error,
             intervention=self.config.intervention if self._samples(task) > 1 or (
                 self.intervention is not None and self.intervention.applies(task.constraint)) else None,
-            meta={"request_seed": request.seed, **p.meta},
+            meta={"request_seed": request.seed, **({"group": item.meta["group"]} if "group" in item.meta else {}),
+                  **p.meta},
         )
         oracle = self.oracles.get(task.oracle or task.scorer or "")
         if oracle is not None:

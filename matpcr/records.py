@@ -159,6 +159,8 @@ class Record:
     completion_tokens: int = 0
     error: str | None = None
     intervention: str | None = None
+    #: named per-record scores from a task scorer (e.g. MSQA accuracy under two extraction rules)
+    scores: dict[str, float | None] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

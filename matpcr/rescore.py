@@ -66,7 +66,7 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
                "rescored": {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "from": str(source.path),
                             "oracle_args": merged, "records_without_item_or_oracle": missing,
                             "versions": package_versions(), "git_revision": git_revision()},
-               "oracles": {n: {"params": o.params, "class": type(o).__qualname__} for n, o in oracles.items()}}
+               "oracles": {n: {"params": getattr(o, "params", {}), "class": type(o).__qualname__} for n, o in oracles.items()}}
     results.setdefault("config", config)
     target.write_results(results)
     return results

@@ -66,6 +66,14 @@ def _checkable(r: Record) -> bool:
     return r.status in ("consistent", "violated")
 
 
+def _score_rate(records: list[Record], name: str, n_boot: int, seed: int) -> dict[str, Any]:
+    scored = [r for r in records if r.scores.get(name) is not None]
+    rate = stats.bootstrap_rate([float(r.scores[name]) for r in scored], [r.source_id for r in scored],
+                                n_boot=n_boot, seed=seed).to_dict()
+    rate["unscored"] = len(records) - len(scored)
+    return rate
+
+
 def summarize(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 0) -> dict[str, Any]:
     """Metrics of one group of records (first answers)."""
     counts = {s: 0 for s in ("consistent", "violated", "abstain", "unparsable")}
@@ -84,6 +92,13 @@ def summarize(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 
                                                n_boot=n_boot, seed=seed).to_dict()
         out["accuracy_vs_consistency"] = stats.four_cells([bool(r.accurate) for r in acc],
                                                           [r.status == "consistent" for r in acc])
+    names = sorted({k for r in records for k in r.scores})
+    if names:
+        out["scores"] = {n: _score_rate(records, n, n_boot, seed) for n in names}
+        groups = sorted({r.meta.get("group") for r in records if r.meta.get("group")})
+        if groups:
+            out["scores_by_group"] = {g: {n: _score_rate([r for r in records if r.meta.get("group") == g], n, n_boot, seed)
+                                          for n in names} for g in groups}
     errors = sum(1 for r in records if r.error)
     if errors:
         out["generation_errors"] = errors
@@ -163,6 +178,8 @@ def build_results(evaluation: Any, records: list[Record], started: float) -> dic
             "datasets": sorted({str(m.get("dataset")) for m in metas if m.get("dataset")}),
             "licences": sorted({str(m.get("licence")) for m in metas if m.get("licence")}),
             "n_items": len(metas),
+            "loader_report": evaluation.loader_reports.get(task.task),
+            "unusable_items": {k: v for k, v in evaluation.bad_items.items() if k.startswith(task.task + "/")},
         }
     return {
         "schema_version": SCHEMA_VERSION,
@@ -175,7 +192,9 @@ def build_results(evaluation: Any, records: list[Record], started: float) -> dic
         "git_revision": git_revision(),
         "model": evaluation._identity() if evaluation._backend is not None or evaluation.stats["generated"] else
         {"spec": config.model},
-        "oracles": {name: {"params": o.params, "class": type(o).__qualname__} for name, o in evaluation.oracles.items()},
+        "oracles": {name: {"params": getattr(o, "params", {}), "class": type(o).__qualname__}
+                    for name, o in evaluation.oracles.items()},
+        "judge": dict(evaluation._judge_backend.identity) if evaluation._judge_backend is not None else None,
         "data": provenance,
         "timing": {"wall_s": time.time() - started, **evaluation.stats},
         "metrics": aggregate(records),

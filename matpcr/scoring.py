@@ -25,8 +25,25 @@ def prepared_reference(oracle: Oracle, item: Item) -> Any:
     return _PREPARED[key]
 
 
+def score_with_scorer(record: Record, scorer: Any, item: Item) -> Record:
+    """Tasks without a physical oracle (MSQA) score answers: ``scorer.score`` returns named scores
+    (1, 0, or None when not scorable); the primary one sets the record's status and accuracy."""
+    try:
+        scores = scorer.score(record.chain or "", item, record.meta)
+    except Exception as exc:
+        scores = {}
+        record.meta["scoring_error"] = f"scorer failed: {type(exc).__name__}: {exc}"
+    record.scores = scores
+    primary = scores.get(scorer.primary)
+    record.accurate = None if primary is None else bool(primary)
+    record.status = "unparsable" if primary is None else ("consistent" if primary else "violated")
+    return record
+
+
 def score_record(record: Record, oracle: Oracle, item: Item) -> Record:
     """Fill claims, verdicts, status and accuracy of ``record`` in place."""
+    if hasattr(oracle, "score") and hasattr(oracle, "primary"):
+        return score_with_scorer(record, oracle, item)
     record.claims, record.verdicts, record.accurate = [], [], None
     if record.error:
         record.status = "unparsable"

@@ -1,0 +1,60 @@
+"""Registers the MSQA loader, its scorers and `matpcr export lm-eval` (imports nothing heavy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matpcr import hookimpl
+
+
+def _loader() -> Any:
+    from matpcr_plugins.msqa.data import MSQALoader
+
+    return MSQALoader()
+
+
+def _binary(**params: Any) -> Any:
+    from matpcr_plugins.msqa.scorers import BinaryScorer
+
+    return BinaryScorer(**params)
+
+
+def _long(**params: Any) -> Any:
+    from matpcr_plugins.msqa.scorers import LongAnswerScorer
+
+    return LongAnswerScorer(**params)
+
+
+@hookimpl
+def register_tasks(register: Any) -> None:
+    register("msqa", _loader, "MSQA items (binary or long answer) from a path, URL or hub dataset")
+
+
+@hookimpl
+def register_oracles(register: Any) -> None:
+    register("msqa_binary", _binary, "MSQA YES/NO scorer: the paper's keyword rule and a robust final-answer rule")
+    register("msqa_binary_cot", lambda **p: _binary(cot=True, **p),
+             "MSQA YES/NO scorer for chain-of-thought: the paper's rule reads only the last five characters")
+    register("msqa_judge", _long, "MSQA long answers graded by a judge model with the paper's rubric")
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    import click
+
+    @cli.group("export")
+    def export() -> None:
+        """Export tasks for other tools."""
+
+    @export.command("lm-eval")
+    @click.argument("out_dir")
+    @click.option("--data-dir", default=None, help="Data directory holding msqa/ (default: $MATPCR_DATA_DIR).")
+    @click.option("--path", default=None, help="MSQA JSON file or folder (overrides --data-dir).")
+    def export_lm_eval(out_dir: str, data_dir: str | None, path: str | None) -> None:
+        """Write lm-evaluation-harness task YAML for the MSQA binary tasks (same prompts as matpcr)."""
+        from matpcr.engine import resolve_data_dir
+        from matpcr_plugins.msqa.export import export_lm_eval as do_export
+
+        written = do_export(out_dir, path or (resolve_data_dir(data_dir) or ".") / "msqa")
+        for p in written:
+            click.echo(p)
