@@ -54,6 +54,7 @@ def _csv(value: str | None) -> list[str]:
 @click.option("--oracle-args", multiple=True, help="ORACLE.param=value,... (repeatable).")
 @click.option("--intervention", default=None, help="Intervention plugin name (cgsv, self_refine, reprompt, best_of_n).")
 @click.option("--intervention-args", default=None, help="k=v,... for the intervention.")
+@click.option("--checker", default=None, help="A reference-free checker run beside the oracles, e.g. verifier:PATH.")
 @click.option("--judge", default=None, help="Judge model for judged tasks (msqa_long), NAME:MODEL like --model.")
 @click.option("--judge-args", default=None, help="k=v,... for the judge backend.")
 @click.option("--generation", default=None, help="k=v,... overriding the tasks' generation settings (max_new_tokens, temperature, top_p).")
@@ -66,7 +67,7 @@ def _csv(value: str | None) -> list[str]:
 @click.pass_context
 def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limit: int | None, seeds: int,
         batch_size: int, output_dir: str, resume: str | None, oracle_args: tuple[str, ...], intervention: str | None,
-        intervention_args: str | None, judge: str | None, judge_args: str | None, generation: str | None, data_dir: str | None, include_path: tuple[str, ...], cache: str,
+        intervention_args: str | None, checker: str | None, judge: str | None, judge_args: str | None, generation: str | None, data_dir: str | None, include_path: tuple[str, ...], cache: str,
         max_connections: int | None, no_progress: bool, as_json: bool) -> None:
     """Evaluate a model on tasks and write a run directory."""
     from matpcr.engine import evaluate
@@ -82,7 +83,7 @@ def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limi
         options.update(model_args=margs, limit=limit, seeds=seeds, batch_size=batch_size, output_dir=output_dir,
                        oracle_args=parse_oracle_args(oracle_args), intervention=intervention,
                        intervention_args=parse_kv(intervention_args, "--intervention-args"),
-                       generation=parse_kv(generation, "--generation"), judge=judge,
+                       generation=parse_kv(generation, "--generation"), judge=judge, checker=checker,
                        judge_args=parse_kv(judge_args, "--judge-args"), data_dir=data_dir,
                        include_paths=list(include_path), cache=cache)
         results = evaluate(_csv(tasks), model=model, **options)

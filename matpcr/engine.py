@@ -44,6 +44,7 @@ class RunConfig:
     intervention: str | None = None
     intervention_args: dict[str, Any] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
+    checker: str | None = None
     judge: str | None = None
     judge_args: dict[str, Any] = field(default_factory=dict)
     data_dir: str | None = None
@@ -139,6 +140,12 @@ class Evaluation:
             raise MatpcrError(f"task(s) {', '.join(needs_judge)} are graded by a judge model: pass --judge SPEC "
                               "(e.g. --judge openai:gpt-4o or --judge smollm2)")
         self._judge_backend: Backend | None = None
+        self.checker: Any = None
+        if config.checker:
+            name, _, path = config.checker.partition(":")
+            self.checker = registry.get("oracles", name).factory(path=path)
+            if not hasattr(self.checker, "predict"):
+                raise MatpcrError(f"{name!r} is an oracle, not a reference-free checker")
         self.intervention: Intervention | None = None
         if config.intervention:
             self.intervention = registry.get("interventions", config.intervention).factory(**config.intervention_args)
@@ -291,6 +298,10 @@ class Evaluation:
             responses = self._generate([p.request for p in chunk])
             self._judge([(p, resp) for p, resp in zip(chunk, responses)])
             records = [self._make_record(p, resp) for p, resp in zip(chunk, responses)]
+            if self.checker is not None:  # kept apart from oracle verdicts
+                answered = [(r, p.item) for r, p in zip(records, chunk) if r.chain]
+                for (r, _), pred in zip(answered, self.checker.predict([a for a, _ in answered], [b for _, b in answered])):
+                    r.meta["checker"] = pred
             writer.write_many([r.to_dict() for r in records])
             for record in records:
                 done[record.key] = record

@@ -161,6 +161,18 @@ def aggregate(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 
     out: dict[str, Any] = {"overall": summarize(first, n_boot, seed)}
     for group, parts in by.items():
         out[group] = {name: summarize(recs, n_boot, seed) for name, recs in sorted(parts.items())}
+    checked = [r for r in first if r.meta.get("checker")]
+    if checked:
+        predicted = [float(r.meta["checker"]["predicted"] == "violated") for r in checked]
+        both = [r for r in checked if _checkable(r)]
+        out["checker"] = {
+            "name": checked[0].meta["checker"]["name"],
+            "predicted_violation_rate": stats.bootstrap_rate(predicted, [r.source_id for r in checked],
+                                                             n_boot=n_boot, seed=seed).to_dict(),
+            "agreement_with_oracle": stats.bootstrap_rate(
+                [float((r.meta["checker"]["predicted"] == "violated") == (r.status == "violated")) for r in both],
+                [r.source_id for r in both], n_boot=n_boot, seed=seed).to_dict() if both else None,
+        }
     treated = [r for r in records if r.intervention]
     if treated:
         out["intervention"] = {"name": treated[0].intervention, **intervention_summary(treated, n_boot, seed)}

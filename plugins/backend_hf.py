@@ -69,7 +69,7 @@ def converted_model_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
     import platformdirs
 
     root = cache_dir or Path(os.environ.get("MATPCR_MODEL_CACHE", platformdirs.user_cache_dir("matpcr"))) / "models"
-    target = root / f"{gguf.stem}-{local_fingerprint(gguf)[:12]}"
+    target = root / f"{gguf.stem}-{local_fingerprint(gguf)[:12]}-hf2"
     if (target / "config.json").exists() and any(target.glob("*.safetensors")):
         return target
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -77,6 +77,8 @@ def converted_model_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model.hf_quantizer = None  # the weights are de-quantised now; saving must not re-quantise
+    if getattr(model.config, "quantization_config", None) is not None:
+        del model.config.quantization_config  # a plain HF folder, loadable by any tool (lm-eval, transformers serve)
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
