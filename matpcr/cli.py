@@ -235,6 +235,39 @@ def contamination_cmd(run_dir: str, as_json: bool) -> None:
         click.echo(f"  {hit['record_key']}: {hit['field']} = {hit['value']}")
 
 
+@cli.group("data")
+def data_group() -> None:
+    """The data directory (--data-dir, $MATPCR_DATA_DIR): what is there and whether it is intact."""
+
+
+@data_group.command("ls")
+@click.option("--data-dir", default=None)
+def data_ls(data_dir: str | None) -> None:
+    """Data sets in the data directory and the tasks whose loaders read them."""
+    from matpcr.datadir import data_sets
+    from matpcr.engine import resolve_data_dir
+    from matpcr.table import format_table
+
+    rows = [[d["name"], str(d["files"]), f"{d['bytes'] / 1e6:.1f} MB", ", ".join(d["tasks"]) or "-"]
+            for d in data_sets(resolve_data_dir(data_dir))]
+    click.echo(format_table(rows, ["data set", "files", "size", "used by tasks"]))
+
+
+@data_group.command("check")
+@click.option("--data-dir", default=None)
+def data_check(data_dir: str | None) -> None:
+    """Verify every file against the data directory's MANIFEST.sha256."""
+    from matpcr.datadir import verify_manifest
+    from matpcr.engine import resolve_data_dir
+
+    result = verify_manifest(resolve_data_dir(data_dir))
+    click.echo(f"{result['ok']} files match, {len(result['missing'])} missing, {len(result['changed'])} changed")
+    for path in result["missing"][:20] + result["changed"][:20]:
+        click.echo(f"  {path}")
+    if result["missing"] or result["changed"]:
+        raise click.exceptions.Exit(1)
+
+
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True)
 def plugins_cmd(as_json: bool) -> None:

@@ -61,7 +61,9 @@ _REQUIRED = ("task", "loader", "constraint")
 
 
 class TaskLoader(Protocol):
-    """What a plugin registers with ``register_tasks``: turns a config into items."""
+    """What a plugin registers with ``register_tasks``: turns a config into items. Optional:
+    ``complete(item)`` (called only for sampled items), ``data_sets`` (folder names it reads, for
+    ``matpcr data ls``) and ``report`` (a dict put into the run's data provenance)."""
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]: ...
 

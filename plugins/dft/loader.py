@@ -23,6 +23,9 @@ FIELD = {"stability": "e_above_hull", "metallicity": "band_gap", "magnetism": "t
 
 
 class MaterialsLoader:
+    data_sets = ("mp_piezo_features", "mp_thermomagnetic_fm", "mp40_chemeleon", "mp_chemsys_hull_entries",
+                 "alexandria_ternary_hull", "computed_materials_devsets")
+
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         args = config.loader_args
         prop = args.get("property")

@@ -69,6 +69,8 @@ class MSQALoader:
     """``loader_args``: ``path`` (default: DATA_DIR/msqa), ``kind`` (binary | long), ``mode`` (direct | cot | rag),
     ``corpus`` (JSONL of paragraphs for rag)."""
 
+    data_sets = ("msqa",)
+
     def __init__(self) -> None:
         self.report: dict[str, Any] = {}
 

@@ -44,6 +44,8 @@ def pretty_chemistry(text: str) -> str:
 
 
 class SpectrumLoader:
+    data_sets = ("raman_rruff",)
+
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         folder = require_dir(data_dir, "raman_rruff", f"task {config.task}")
         items = []

@@ -31,6 +31,8 @@ def as_png(path: Path) -> Path:
 
 
 class MicrographLoader:
+    data_sets = ("sem_bam_tio2",)
+
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         folder = require_dir(data_dir, "sem_bam_tio2", f"task {config.task}")
         items = []

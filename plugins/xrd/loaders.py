@@ -66,6 +66,8 @@ def cif_sidecar(path: Path) -> dict[str, str]:
 class StructureLoader:
     """Items from crystal structures; the reference pattern is computed only for sampled items."""
 
+    data_sets = ("cif_reference_phases", "xrd_autoanalyzer_limntiof")
+
     SOURCES = {
         "amcsd": ("cif_reference_phases/amcsd_minerals", "*.cif", "AMCSD minerals (jappoker/mineral-lib-jekyll)", "AMCSD attribution"),
         "dans": ("cif_reference_phases/dans_diffraction", "*.cif", "Dans_Diffraction structures", "Apache-2.0"),
@@ -131,6 +133,8 @@ class StructureLoader:
 
 class PatternLoader:
     """Items from measured powder patterns (lab XRD, Cu Kα)."""
+
+    data_sets = ("xrd_dara_precursor_mixtures", "xrd_autoanalyzer_limntiof", "xrd_autoxrd_thinfilm")
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         sources = config.loader_args.get("sources", ["dara", "autoanalyzer", "thinfilm"])
