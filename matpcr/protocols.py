@@ -7,6 +7,7 @@ sensible defaults for the optional parts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -80,6 +81,18 @@ class Oracle:
     def read_reference(self, spec: str) -> dict[str, Any]:
         """Read a reference for ``matpcr check`` from a file (or id) this oracle understands."""
         raise NotImplementedError(f"oracle {self.name!r} cannot read references for `matpcr check`")
+
+    @staticmethod
+    def read_json_reference(path: str | Path) -> dict[str, Any]:
+        """A reference stored as a JSON record (what ``items.jsonl`` holds), with a named error."""
+        import json
+
+        from matpcr.errors import DataError
+
+        try:
+            return json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
 
 
 @dataclass

@@ -6,7 +6,6 @@ experimental truth. A reference lacking the needed field makes the claim abstain
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,7 @@ class _DFTOracle(Oracle):
     def read_reference(self, spec: str) -> dict[str, Any]:
         path = Path(spec)
         if path.suffix == ".json" or path.exists():
-            try:
-                return json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DataError(f"{path}: not a JSON reference record ({exc})") from None
+            return self.read_json_reference(path)
         from matpcr_plugins.dft.store import ReferenceStore
 
         return ReferenceStore().get(spec).reference()

@@ -32,3 +32,14 @@ class RoundsIntervention(Intervention):
     def __init__(self, rounds: int = 2, constraints: Any = None) -> None:
         self.rounds = int(rounds)
         self.constraints = parse_constraints(constraints)
+
+
+class PromptedRounds(RoundsIntervention):
+    """A baseline that sends the same fixed follow-up prompt every round, with no oracle signal."""
+
+    prompt: str = ""
+
+    def follow_up(self, record: Record, request: Request, verdicts: list[Any]) -> FollowUp | None:
+        if record.error:
+            return None
+        return continue_with(request, record, self.prompt)

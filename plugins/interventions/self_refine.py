@@ -5,21 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from matpcr import hookimpl
-from matpcr.protocols import FollowUp
-from matpcr.records import Record, Request, Verdict
-from matpcr_plugins.interventions.base import FORMAT_REMINDER, RoundsIntervention, continue_with
-
-PROMPT = ("Double-check your answer carefully: verify each step and each number, and correct anything that is "
-          f"wrong. {FORMAT_REMINDER}")
+from matpcr_plugins.interventions.base import FORMAT_REMINDER, PromptedRounds
 
 
-class SelfRefine(RoundsIntervention):
+class SelfRefine(PromptedRounds):
     name = "self_refine"
-
-    def follow_up(self, record: Record, request: Request, verdicts: list[Verdict]) -> FollowUp | None:
-        if record.error:
-            return None
-        return continue_with(request, record, PROMPT)
+    prompt = ("Double-check your answer carefully: verify each step and each number, and correct anything that is "
+          f"wrong. {FORMAT_REMINDER}")
 
 
 @hookimpl

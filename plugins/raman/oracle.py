@@ -14,7 +14,6 @@ Accuracy: within 2 cm⁻¹ of the nearest genuine measured peak.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
 from matpcr.records import Claim, Item, Verdict
+from matpcr_plugins.peaks import nearest_distance, nearest_distances
 from matpcr_plugins.quantities import find_quantities
 
 
@@ -75,10 +75,7 @@ class RamanOracle(Oracle):
 
         path = Path(spec)
         if path.suffix == ".json":
-            try:
-                return json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
+            return self.read_json_reference(path)
         return read_spectrum(path)
 
     def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
@@ -90,15 +87,7 @@ class RamanOracle(Oracle):
 
     @staticmethod
     def _nearest(x: float, peaks: np.ndarray) -> float:
-        if peaks.size == 0:
-            return math.inf
-        i = int(np.searchsorted(peaks, x))
-        best = math.inf
-        if i < peaks.size:
-            best = peaks[i] - x
-        if i > 0:
-            best = min(best, x - peaks[i - 1])
-        return float(best)
+        return nearest_distance(x, peaks)
 
     def check(self, claim: Claim, reference: PreparedSpectrum) -> Verdict:
         x = float(claim.value)
@@ -130,7 +119,7 @@ class RamanOracle(Oracle):
         """A shift inside the measured range but more than three tolerances from every genuine peak."""
         tol = self.params["tolerance_cm1"]
         grid = np.linspace(reference.lo + tol, reference.hi - tol, 2000)
-        dist = _distances(grid, reference.peaks)
+        dist = nearest_distances(grid, reference.peaks)
         free = grid[dist > 3 * tol]
         if free.size == 0:
             return Claim("raman_shift", round(reference.hi + 50 + 100 * rng.random(), 1), "cm-1")
@@ -142,11 +131,3 @@ class RamanOracle(Oracle):
         peak = float(rng.choice(reference.peaks))
         return Claim("raman_shift", round(peak + rng.uniform(-0.5, 0.5) * self.params["tolerance_cm1"], 1), "cm-1")
 
-
-def _distances(points: np.ndarray, peaks: np.ndarray) -> np.ndarray:
-    if peaks.size == 0:
-        return np.full(points.shape, np.inf)
-    i = np.clip(np.searchsorted(peaks, points), 1, peaks.size - 1) if peaks.size > 1 else np.zeros(points.shape, int)
-    left = np.abs(points - peaks[np.maximum(i - 1, 0)])
-    right = np.abs(peaks[i] - points)
-    return np.minimum(left, right)

@@ -8,7 +8,6 @@ state the calibration or the field of view: that would hand the model the answer
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -50,10 +49,7 @@ class SEMOracle(Oracle):
     def read_reference(self, spec: str) -> dict[str, Any]:
         path = Path(spec)
         if path.suffix == ".json":
-            try:
-                return json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
+            return self.read_json_reference(path)
         from matpcr_plugins.sem.calibration import calibrate
 
         return {**calibrate(path).to_dict(), "file": str(path)}

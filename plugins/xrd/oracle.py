@@ -8,7 +8,6 @@ Accuracy, a separate non-circular criterion: within 0.1° of the single nearest 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import numpy as np
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
 from matpcr.records import Claim, Item, Verdict
+from matpcr_plugins.peaks import nearest_distance, nearest_distances
 from matpcr_plugins.quantities import context_before, find_quantities
 
 CU_KA = 1.54184  # Å, pymatgen's "CuKa" (Kα1/Kα2 weighted mean)
@@ -79,10 +79,7 @@ class XRDOracle(Oracle):
 
         path = Path(spec)
         if path.suffix == ".json":
-            try:
-                return json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as exc:
-                raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
+            return self.read_json_reference(path)
         return reference_from_file(path, self.params)
 
 
@@ -141,13 +138,7 @@ class XRDOracle(Oracle):
 
     @staticmethod
     def _nearest(tt: float, peaks: np.ndarray) -> float:
-        i = int(np.searchsorted(peaks, tt))
-        best = math.inf
-        if i < peaks.size:
-            best = peaks[i] - tt
-        if i > 0:
-            best = min(best, tt - peaks[i - 1])
-        return float(best)
+        return nearest_distance(tt, peaks)
 
     def accurate(self, claim: Claim, reference: PreparedPattern) -> bool | None:
         tt, verdict = self._two_theta(claim, reference)
@@ -176,7 +167,7 @@ class XRDOracle(Oracle):
         lo, hi = reference.window
         margin = 2.0 * self.params["tolerance_deg"]
         grid = np.linspace(lo, hi, 4001)
-        free = grid[[self._nearest(g, reference.peaks) > margin for g in grid]]
+        free = grid[nearest_distances(grid, reference.peaks) > margin]
         if free.size and rng.random() < 0.8:
             return Claim("two_theta", round(float(rng.choice(free)), 2), "deg")
         if rng.random() < 0.5:
