@@ -49,6 +49,10 @@ def test_stability_phrases(text: str, value: str) -> None:
     assert [c.value for c in stability_claims(text)] == [value]
 
 
+def test_question_echo_is_no_claim() -> None:
+    assert magnetism_claims("AlCuSe2 is a spin-polarised metal.") == []  # echoes "spin-polarised calculations"
+
+
 def test_hedges_are_unparsable() -> None:
     assert stability_claims("It may or may not be stable; hard to say.") == []
     assert metallicity_claims("It might be a metal or possibly a semiconductor.") == []
@@ -60,6 +64,7 @@ def test_hedges_are_unparsable() -> None:
     ("Graphite is a semimetal.", "metallicity", "metallic"),
     ("It is an insulator.", "metallicity", "gapped"),
     ("It has a band gap of 1.1 eV.", "band_gap", 1.1),
+    ("4. Band gap: 1.09 eV\n\nAnswer: Answer: 1.09 eV.", "band_gap", 1.09),  # seen from SmolLM2
 ])
 def test_metallicity_phrases(text: str, kind: str, value: object) -> None:
     [claim] = metallicity_claims(text)

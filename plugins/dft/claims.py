@@ -23,10 +23,11 @@ UNSTABLE = re.compile(r"\b(unstable|metastable|not (?:thermodynamically )?stable
 METAL = re.compile(r"\b(metal(?:lic)?|semi-?metal(?:lic)?|zero (?:band )?gap|gapless|no band ?gap|conductor|^\s*yes\b)", re.I)
 NONMETAL = re.compile(r"\b(insulat\w+|semiconduct\w+|non-?metal(?:lic)?|not metallic|wide[- ]gap|^\s*no\b)", re.I)
 GAP = re.compile(r"\b(?:band ?gap|gap|E_?g)\b[^.\n\d]{0,25}?(\d+(?:\.\d+)?)\s*eV", re.I)
+BARE_EV = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*eV\b")  # in an answer line to the gap question, "1.1 eV" is the gap
 NONMAG = re.compile(r"\b(non-?magnetic|diamagnetic|antiferromagnet\w*|no (?:net )?magnetic moment|zero (?:net )?"
                     r"(?:magnetic )?moment|not magnetic|unpolari[sz]ed|^\s*no\b)", re.I)
 MAG = re.compile(r"\b(ferromagnet\w*|ferrimagnet\w*|is magnetic|magnetic (?:ordering|order|ground state)|"
-                 r"spin-polari[sz]ed|^\s*yes\b)", re.I)
+                 r"^\s*yes\b)", re.I)  # "spin-polarised" only echoes the question
 _MU_B = r"(?:µ\s*_?\s*B|μ\s*_?\s*B|\\mu_?\s*\{?B\}?|mu_?B|u_?B|Bohr magnetons?)"
 MOMENT = re.compile(rf"(\d+(?:\.\d+)?)\s*{_MU_B}\s*(?:/|per)?\s*(f\.?\s*u\.?|formula unit|atom|site|cell|unit cell|"
                     rf"[A-Z][a-z]?(?![a-z]))?", re.I)
@@ -73,7 +74,7 @@ def metallicity_claims(chain: str) -> list[Claim]:
     segment = committed_text(chain, [METAL, NONMETAL, GAP])
     if not segment:
         return []
-    gap = GAP.search(segment)
+    gap = GAP.search(segment) or BARE_EV.search(segment)
     if gap:
         return [Claim("band_gap", float(gap.group(1)), "eV", gap.span(), gap.group(0))]
     cls = _classify(segment, METAL, NONMETAL)
