@@ -240,7 +240,8 @@ class Evaluation:
                                        sample=n, model=self.config.model, prompt=[], chain="", status="abstain",
                                        error=f"item unusable: {problem}", meta={"item_error": problem}))
                 continue
-            request = build_request(task, item, seed * 1000 + n if n else seed, key, self.sampling(task))
+            # sample n of seed s uses s + 1000·n: distinct across samples and seeds (for < 1000 seeds)
+            request = build_request(task, item, seed + 1000 * n, key, self.sampling(task))
             pending.append(Pending(task, item, request, seed, 0, n))
         rounds = self.intervention.rounds if self.intervention else 0
         progress = self._progress(len(todo) * (1 + rounds))

@@ -83,10 +83,14 @@ def parse_task_yaml(text: str, path: str) -> TaskConfig:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
+        # the construct that failed starts at the context mark (an unclosed bracket); the problem mark is
+        # where the parser gave up, which can be the end of the file
+        start = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        end = getattr(exc, "problem_mark", None)
+        line = f":{start.line + 1}" if start is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise TaskConfigError(f"{path}{line}: invalid YAML ({problem}); fix the syntax at that line") from None
+        where = f", noticed at line {end.line + 1}" if end is not None and start is not None and end.line != start.line else ""
+        raise TaskConfigError(f"{path}{line}: invalid YAML ({problem}{where}); fix the syntax at that line") from None
     if not isinstance(data, dict):
         raise TaskConfigError(f"{path}:1: a task file must be a mapping of keys (task, loader, constraint, ...)")
     lines = _key_lines(text)
