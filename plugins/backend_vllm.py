@@ -41,11 +41,11 @@ class VLLMBackend:
         return self._llm
 
     def generate(self, requests: list[Request]) -> list[Response]:
+        llm = self._load()  # first, so a missing vLLM gives the install hint
         from vllm import SamplingParams
 
         from matpcr_plugins.backend_openai import to_openai_messages
 
-        llm = self._load()
         conversations = [to_openai_messages(r) for r in requests]
         params = [SamplingParams(max_tokens=r.sampling.max_new_tokens, temperature=r.sampling.temperature,
                                  top_p=r.sampling.top_p, seed=r.seed) for r in requests]
