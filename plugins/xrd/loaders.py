@@ -66,7 +66,7 @@ def cif_sidecar(path: Path) -> dict[str, str]:
 class StructureLoader:
     """Items from crystal structures; the reference pattern is computed only for sampled items."""
 
-    data_sets = ("cif_reference_phases", "xrd_autoanalyzer_limntiof")
+    data_sets = ("cif_reference_phases", "xrd_autoanalyzer_limntiof", "mp40_chemeleon")
 
     SOURCES = {
         "amcsd": ("cif_reference_phases/amcsd_minerals", "*.cif", "AMCSD minerals (jappoker/mineral-lib-jekyll)", "AMCSD attribution"),
@@ -82,9 +82,25 @@ class StructureLoader:
                 for path in _pymatgen_structures():
                     items.append(self._item(config, "pymatgen", path, path.stem, "pymatgen bundled structures", "MIT"))
                 continue
+            if source == "mp40":  # DFT-relaxed MP structures (CIF text inside the staged CSV)
+                if data_dir is None:
+                    continue
+                folder = require_dir(data_dir, "mp40_chemeleon", f"task {config.task}")
+                from pymatgen.core import Composition
+
+                for row in read_csv(folder / "mp40_union.csv"):
+                    formula = Composition(row["formula_reduced_alphabetical"]).reduced_formula
+                    item = self._item(config, "mp40", folder / "mp40_union.csv",
+                                      f"{formula} ({row['space_group_symbol']})", "MP-40 (hspark1212/chemeleon)",
+                                      "MP data CC-BY-4.0")
+                    item.meta["sidecar"] = {"material_id": row["material_id"]}
+                    item.id = item.source_id = f"mp40:{row['material_id']}"
+                    item.reference["cif_text"] = row["cif"]
+                    items.append(item)
+                continue
             if source not in self.SOURCES:
                 raise DataError(f"task {config.task}: unknown structure source {source!r} "
-                                f"(known: pymatgen, {', '.join(self.SOURCES)})")
+                                f"(known: pymatgen, mp40, {', '.join(self.SOURCES)})")
             if data_dir is None:
                 continue  # without a data directory only pymatgen's bundled structures are available
             sub, pattern, dataset, licence = self.SOURCES[source]
@@ -116,11 +132,17 @@ class StructureLoader:
         """Parse the structure, describe it and compute its Cu Kα pattern (only for sampled items)."""
         from matpcr_plugins.xrd.patterns import computed_pattern, load_structure
 
-        structure = load_structure(item.reference["file"])
+        if "cif_text" in item.reference:
+            from pymatgen.core import Structure
+
+            structure = Structure.from_str(item.reference.pop("cif_text"), fmt="cif")
+        else:
+            structure = load_structure(item.reference["file"])
         phase = item.reference["phase"]
         pattern = computed_pattern(structure, "CuKa", tuple(item.reference["window"]))
+        sidecar = item.meta.get("sidecar") or cif_sidecar(Path(item.reference["file"]))
         item.reference = {**item.reference, **pattern, "formula": structure.composition.reduced_formula,
-                          "sidecar": cif_sidecar(Path(item.reference["file"]))}
+                          "sidecar": sidecar}
         item.text = f"Crystal structure of {phase}:\n{structure_text(structure)}\n\n" + QUESTION.format(phase=phase)
         if item.modality == "image":
             path = plot_xy(pattern["two_theta"], pattern["intensity"], xlabel="2θ (degrees, Cu Kα)",
