@@ -143,6 +143,28 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
                                   "accuracy", "cells"], rows))
     rows = []
     for lab, r in zip(labels, runs):
+        for t, m in r["metrics"]["tasks"].items():
+            for name, rate in (m.get("scores") or {}).items():
+                rows.append([lab, t, "all", name, _rate_cell(rate), str(rate.get("unscored", 0))])
+            for group, scores in (m.get("scores_by_group") or {}).items():
+                primary = next(iter(scores))
+                rows.append([lab, t, group, primary, _rate_cell(scores[primary]), str(scores[primary].get("unscored", 0))])
+    if rows:
+        sections.append(("Scored tasks (MSQA): accuracy by rule and by question type", ["model", "task", "question type",
+                                                                                        "score", "rate", "unscored"], rows))
+        judged = []
+        for lab, r in zip(labels, runs):
+            for t, m in r["metrics"]["tasks"].items():
+                sc = m.get("scores") or {}
+                if {"correct", "mostly_correct", "incorrect"} <= set(sc):
+                    judged.append([lab, t, _rate_cell(sc["accuracy"]),
+                                   f"{sc['correct']['numerator']}/{sc['mostly_correct']['numerator']}/{sc['incorrect']['numerator']}",
+                                   str(sc["accuracy"].get("unscored", 0)), json.dumps(r.get("judge") or {})])
+        if judged:
+            sections.append(("Long answers (judge): accuracy (correct/mostly correct/incorrect)",
+                             ["model", "task", "accuracy", "C/MC/I", "unjudged", "judge"], judged))
+    rows = []
+    for lab, r in zip(labels, runs):
         inter = r["metrics"].get("intervention")
         if not inter:
             continue

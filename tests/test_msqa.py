@@ -110,6 +110,11 @@ def test_judge_retries_then_records_unjudged(script: list[str], judgment: str | 
     assert results["judge"] == {"backend": "scripted"}
     scores = results["metrics"]["tasks"]["msqa_long"]["scores"]["accuracy"]
     assert scores["unscored"] == (1 if judgment is None else 0)
+    from matpcr.report import build_report
+
+    md = build_report([results["run_dir"]])["md"].read_text()
+    counts = "1/0/0" if judgment == "correct" else "0/0/0"
+    assert "## Long answers (judge)" in md and f"| {counts} | {1 if judgment is None else 0} |" in md
 
 
 def test_long_task_needs_a_judge(data_dir: Path) -> None:
