@@ -117,7 +117,8 @@ def intervention_summary(records: list[Record], n_boot: int, seed: int) -> dict[
         pairs = [(first[(i, s, n)], last[(t, i, s, n)]) for (t, i, s, n) in last if (i, s, n) in first]
         pairs = [(a, b) for a, b in pairs if _checkable(a) and _checkable(b)]
         cell: dict[str, Any] = {"n_pairs": len(pairs)}
-        if pairs:
+        revised = any(r.round > 0 for r in recs) or not any(r.sample > 0 for r in recs)
+        if pairs and revised:  # best-of-N alone has no before/after pairs, only its own bounds
             before = [a.status == "consistent" for a, _ in pairs]
             after = [b.status == "consistent" for _, b in pairs]
             cell.update(stats.paired_outcomes(before, after))
