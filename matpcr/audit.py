@@ -20,24 +20,13 @@ import numpy as np
 
 from matpcr import stats
 from matpcr.errors import MatpcrError
-from matpcr.plugins import get_manager
+from matpcr.scoring import run_oracles
 from matpcr.records import Claim
 from matpcr.rundir import RunDir
 
 JUDGEMENTS = ("real", "false positive", "unsure")
 COLUMNS = ["case_id", "run_dir", "record_key", "constraint", "oracle", "source_id", "claim", "message",
            "distance_to_nearest_feature", "tolerance", "judgement", "notes"]
-
-
-def _oracle_for(config: dict[str, Any], task: str, cache: dict[str, Any]) -> Any:
-    for t in config.get("tasks_resolved", []):
-        if t["task"] == task:
-            name = t.get("oracle") or t.get("scorer")
-            if name not in cache:
-                params = config.get("oracle_args", {}).get(name, {})
-                cache[name] = get_manager().registry.get("oracles", name).factory(**params)
-            return name, cache[name]
-    raise MatpcrError(f"task {task!r} is not in the run's config")
 
 
 def sample(run_dirs: list[str | Path], out_dir: str | Path, per_family: int = 100, seed: int = 0) -> dict[str, Any]:
@@ -47,20 +36,24 @@ def sample(run_dirs: list[str | Path], out_dir: str | Path, per_family: int = 10
     runs = {}
     for d in run_dirs:
         run = RunDir(d)
-        runs[str(run.path)] = (run, run.read_config(), run.items())
+        config = run.read_config()
+        config["oracles"] = run_oracles(config)[0]
+        runs[str(run.path)] = (run, config, run.items())
         for record in run.records():
             for k, verdict in enumerate(record.verdicts):
                 if verdict["status"] == "violated":
                     fired[record.constraint].append((run, record, k))
     rng = np.random.default_rng(seed)
-    rows, blocks, oracles = [], [], {}
+    rows, blocks = [], []
     for family in sorted(fired):
         cases = fired[family]
         chosen = sorted(rng.choice(len(cases), size=min(per_family, len(cases)), replace=False))
         for idx in chosen:
             run, record, k = cases[idx]
             _, config, items = runs[str(run.path)]
-            name, oracle = _oracle_for(config, record.task, oracles)
+            if record.task not in config["oracles"]:
+                raise MatpcrError(f"task {record.task!r} is not in the run's config")
+            name, oracle = config["oracles"][record.task]
             claim = Claim(**{**record.claims[k], "span": tuple(record.claims[k]["span"])})
             verdict = record.verdicts[k]
             item = items.get(f"{record.task}/{record.item_id}")

@@ -9,10 +9,8 @@ from typing import Any
 
 from matpcr import scoring
 from matpcr.errors import MatpcrError
-from matpcr.plugins import get_manager
 from matpcr.results import aggregate, git_revision, package_versions
 from matpcr.rundir import RunDir
-from matpcr.tasks import TaskConfig
 
 
 def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None = None,
@@ -33,21 +31,12 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
         target.path.mkdir(parents=True, exist_ok=True)
         for name in ("config.json", "items.jsonl"):
             shutil.copy2(source.path / name, target.path / name)
-    manager = get_manager(config.get("plugins", []))
-    merged = {k: dict(v) for k, v in config.get("oracle_args", {}).items()}
-    for name, params in (oracle_args or {}).items():
-        merged.setdefault(name, {}).update(params)
-    tasks = {t["task"]: TaskConfig(**t) for t in config.get("tasks_resolved", [])}
-    oracles = {}
-    for task in tasks.values():
-        name = task.oracle or task.scorer
-        if name and name not in oracles:
-            oracles[name] = manager.registry.get("oracles", name).factory(**merged.get(name, {}))
+    by_task, merged = scoring.run_oracles(config, oracle_args)
+    oracles = {name: oracle for name, oracle in by_task.values()}
     missing = 0
     for record in records:
-        task = tasks.get(record.task)
         item = items.get(f"{record.task}/{record.item_id}")
-        oracle = oracles.get((task.oracle or task.scorer or "") if task else "")
+        oracle = by_task.get(record.task, (None, None))[1]
         if item is None or oracle is None:
             missing += 1
             continue

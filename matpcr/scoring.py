@@ -15,6 +15,29 @@ from matpcr.records import Item, Record, Verdict, item_status
 _PREPARED: dict[tuple[int, str, str], Any] = {}
 
 
+def run_oracles(config: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
+                ) -> tuple[dict[str, tuple[str, Any]], dict[str, dict[str, Any]]]:
+    """The oracle (or scorer) each task of a stored run used, rebuilt from its ``config.json`` with the run's
+    ``--oracle-args`` plus ``overrides``: ``{task: (name, instance)}`` and the merged arguments. Shared by
+    re-scoring, audits and the verifier's planted examples, so all three read a run the same way."""
+    from matpcr.plugins import get_manager
+
+    registry = get_manager(config.get("plugins", [])).registry
+    merged = {k: dict(v) for k, v in config.get("oracle_args", {}).items()}
+    for name, params in (overrides or {}).items():
+        merged.setdefault(name, {}).update(params)
+    instances: dict[str, Any] = {}
+    by_task: dict[str, tuple[str, Any]] = {}
+    for task in config.get("tasks_resolved", []):
+        name = task.get("oracle") or task.get("scorer")
+        if not name:
+            continue
+        if name not in instances:
+            instances[name] = registry.get("oracles", name).factory(**merged.get(name, {}))
+        by_task[task["task"]] = (name, instances[name])
+    return by_task, merged
+
+
 def prepared_reference(oracle: Oracle, item: Item) -> Any:
     """``oracle.prepare`` once per (oracle, item); references can be arrays worth keeping."""
     key = (id(oracle), item.task, item.id)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from matpcr.errors import MatpcrError
-from matpcr.plugins import get_manager
+from matpcr.scoring import run_oracles
 from matpcr.rundir import RunDir
 
 MAX_QUESTION_CHARS = 600
@@ -51,20 +51,14 @@ def collect(run_dirs: list[str | Path]) -> list[dict[str, Any]]:
 def planted_examples(run_dirs: list[str | Path], per_item: int, seed: int) -> list[dict[str, Any]]:
     """Chains stating planted claims on the runs' own item references, labelled by the oracle."""
     rng = np.random.default_rng(seed)
-    registry = get_manager().registry
     out = []
     for d in run_dirs:
         run = RunDir(d)
-        config = run.read_config()
-        oracles = {}
-        for t in config.get("tasks_resolved", []):
-            name = t.get("oracle")
-            if name and name not in oracles:
-                oracles[t["task"]] = registry.get("oracles", name).factory(**config.get("oracle_args", {}).get(name, {}))
+        by_task, _ = run_oracles(run.read_config())
         for key, item in run.items().items():
-            oracle = oracles.get(item.task)
-            if oracle is None:
-                continue
+            oracle = by_task.get(item.task, (None, None))[1]
+            if oracle is None or not hasattr(oracle, "plant_violation"):
+                continue  # scored tasks (MSQA) have nothing to plant
             try:
                 ref = oracle.prepare(item.reference)
             except Exception:
