@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import logging
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,11 @@ import numpy as np
 
 from matpcr import stats
 from matpcr.errors import MatpcrError
-from matpcr.scoring import run_oracles
 from matpcr.records import Claim
 from matpcr.rundir import RunDir
+from matpcr.scoring import run_oracles
+
+log = logging.getLogger("matpcr.audit")
 
 JUDGEMENTS = ("real", "false positive", "unsure")
 COLUMNS = ["case_id", "run_dir", "record_key", "constraint", "oracle", "source_id", "claim", "message",
@@ -59,12 +62,13 @@ def sample(run_dirs: list[str | Path], out_dir: str | Path, per_family: int = 10
             item = items.get(f"{record.task}/{record.item_id}")
             case_id = f"{family}-{len(rows) + 1:04d}"
             figure = None
-            if item is not None and hasattr(oracle, "render_case"):
+            if item is not None:
                 try:
                     figure = oracle.render_case(item.reference, claim, out / "cases" / f"{case_id}.png")
-                except Exception:
+                except Exception as exc:  # a case without its figure is still worth reviewing
+                    log.warning("case %s: the %s oracle could not draw it: %s: %s", case_id, name, type(exc).__name__, exc)
                     figure = None
-            tol = oracle.params.get(getattr(oracle, "tolerance_param", "") or "", "")
+            tol = oracle.params.get(oracle.tolerance_param or "", "")
             rows.append({"case_id": case_id, "run_dir": str(run.path), "record_key": record.key, "constraint": family,
                          "oracle": name, "source_id": record.source_id, "claim": f"{claim.kind} = {claim.value} {claim.unit}",
                          "message": verdict["message"], "distance_to_nearest_feature": verdict["details"].get("distance", ""),

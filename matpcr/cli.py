@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import click
 
 from matpcr.errors import MatpcrError
 from matpcr.plugins import KINDS, get_manager
+
+log = logging.getLogger("matpcr.cli")
 
 
 class _Group(click.Group):
@@ -26,16 +29,18 @@ class _Group(click.Group):
 
 @click.group(cls=_Group)
 @click.option("-p", "--plugin", "plugins", multiple=True, metavar="MODULE", help="Load a plugin module by import name.")
+@click.option("-v", "--verbose", count=True, help="More log output (-v: info, -vv: debug).")
 @click.version_option(package_name="matpcr")
 @click.pass_context
-def cli(ctx: click.Context, plugins: tuple[str, ...]) -> None:
+def cli(ctx: click.Context, plugins: tuple[str, ...], verbose: int) -> None:
     """Measure and correct the physics in models' materials-science reasoning."""
+    logging.getLogger("matpcr").setLevel(logging.WARNING - 10 * min(verbose, 2))
     ctx.ensure_object(dict)
     ctx.obj["plugins"] = list(plugins)
     manager = get_manager(plugins)
     for failure in manager.failures:
-        click.echo(f"warning: plugin {failure.name!r} ({failure.source}) failed to load: {failure.error}"
-                   + (f"; {failure.hint}" if failure.hint else ""), err=True)
+        log.warning("plugin %r (%s) failed to load: %s%s", failure.name, failure.source, failure.error,
+                    f"; {failure.hint}" if failure.hint else "")
 
 
 def _csv(value: str | None) -> list[str]:
@@ -54,7 +59,7 @@ def _csv(value: str | None) -> list[str]:
 @click.option("--oracle-args", multiple=True, help="ORACLE.param=value,... (repeatable).")
 @click.option("--intervention", default=None, help="Intervention plugin name (cgsv, self_refine, reprompt, best_of_n).")
 @click.option("--intervention-args", default=None, help="k=v,... for the intervention.")
-@click.option("--checker", default=None, help="A reference-free checker run beside the oracles, e.g. verifier:PATH.")
+@click.option("--checker", default=None, help="A reference-free checker run beside the oracles: NAME:ARG, e.g. verifier:PATH.")
 @click.option("--judge", default=None, help="Judge model for judged tasks (msqa_long), NAME:MODEL like --model.")
 @click.option("--judge-args", default=None, help="k=v,... for the judge backend.")
 @click.option("--generation", default=None, help="k=v,... overriding the tasks' generation settings (max_new_tokens, temperature, top_p).")
@@ -148,7 +153,7 @@ def check(oracle: str, reference: str, chain: str, oracle_args: tuple[str, ...],
 def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int | None, data_dir: str | None,
              oracle_args: tuple[str, ...], seed: int, output: str | None) -> None:
     """The oracle validity gate: planted violations and consistent claims on real references."""
-    from matpcr.engine import resolve_data_dir
+    from matpcr.datadir import resolve_data_dir
     from matpcr.spec import parse_oracle_args
     from matpcr.table import format_table
     from matpcr.validate import validate as run_gate
@@ -245,7 +250,7 @@ def data_group() -> None:
 def data_ls(data_dir: str | None) -> None:
     """Data sets in the data directory and the tasks whose loaders read them."""
     from matpcr.datadir import data_sets
-    from matpcr.engine import resolve_data_dir
+    from matpcr.datadir import resolve_data_dir
     from matpcr.table import format_table
 
     rows = [[d["name"], str(d["files"]), f"{d['bytes'] / 1e6:.1f} MB", ", ".join(d["tasks"]) or "-"]
@@ -258,7 +263,7 @@ def data_ls(data_dir: str | None) -> None:
 def data_check(data_dir: str | None) -> None:
     """Verify every file against the data directory's MANIFEST.sha256."""
     from matpcr.datadir import verify_manifest
-    from matpcr.engine import resolve_data_dir
+    from matpcr.datadir import resolve_data_dir
 
     result = verify_manifest(resolve_data_dir(data_dir))
     click.echo(f"{result['ok']} files match, {len(result['missing'])} missing, {len(result['changed'])} changed")
@@ -291,7 +296,7 @@ def plugins_cmd(as_json: bool) -> None:
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
 @click.option("--json", "as_json", is_flag=True)
 def ls_cmd(kind: str, include_path: tuple[str, ...], as_json: bool) -> None:
-    """List tasks, backends, oracles or interventions (without importing heavy libraries)."""
+    """List what plugins provide: tasks, backends, oracles, scorers, checkers, interventions, report sections."""
     from matpcr.table import format_table
 
     registry = get_manager().registry
@@ -312,10 +317,33 @@ def ls_cmd(kind: str, include_path: tuple[str, ...], as_json: bool) -> None:
         click.echo(format_table([[r[h] for h in header] for r in rows], header))
 
 
-def main() -> None:
-    manager = get_manager()
-    manager.pm.hook.register_commands(cli=cli)
-    cli(obj={})
+def early_plugins(argv: list[str]) -> list[str]:
+    """``-p MODULE`` options given before the subcommand: loaded before plugin commands are registered,
+    so a ``-p`` plugin can add commands too."""
+    found: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-p", "--plugin") and i + 1 < len(argv):
+            found.append(argv[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--plugin="):
+            found.append(arg.split("=", 1)[1])
+        elif arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
+            found.append(arg[2:])
+        elif not arg.startswith("-"):
+            break  # the subcommand: its own options are not ours
+        i += 1
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(format="%(levelname)s: %(message)s", stream=sys.stderr)
+    manager = get_manager(early_plugins(argv))
+    manager.register_commands(cli)
+    cli(args=argv, obj={}, prog_name="matpcr")
 
 
 if __name__ == "__main__":  # pragma: no cover

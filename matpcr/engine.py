@@ -1,12 +1,15 @@
-"""The engine: items → batched requests → cached responses → oracle verdicts → records.
+"""The engine: plan → execute (cache, backend, scorer stages) → judge → record, round after round.
 
-Each round is one pass of batches per backend; interventions add rounds. Records are appended as
-each batch finishes, so ``--resume`` continues a killed run without losing or repeating one.
+Each round is one pass of batches; interventions add rounds. Records are appended as each batch
+finishes, so ``--resume`` continues a killed run without losing or repeating one (records whose
+generation failed are retried). The parts live in their own modules: ``planning`` (config, items,
+requests), ``execution`` (cache and backends), ``scoring`` (oracles, scorers, checkers), ``results``
+(aggregation).
 """
 
 from __future__ import annotations
 
-import hashlib
+import logging
 import sys
 import time
 import uuid
@@ -14,52 +17,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from matpcr import scoring
-from matpcr.cache import ResponseCache, cache_key, default_cache_path
+from matpcr.cache import ResponseCache, default_cache_path
+from matpcr.datadir import resolve_data_dir
 from matpcr.errors import MatpcrError
+from matpcr.execution import Executor, run_stage
+from matpcr.planning import (DEFAULT_MODEL, Plan, RunConfig, build_request, plan_items, record_key, request_seed,
+                             sample_items)
 from matpcr.plugins import PluginManager, get_manager
-from matpcr.protocols import Backend, Intervention, Oracle
-from matpcr.records import Item, Message, Record, Request, Response, Sampling, Verdict, image_part, text_part
+from matpcr.protocols import Intervention, Scorer
+from matpcr.records import Item, Message, Record, Request, Response, Sampling, Verdict
 from matpcr.rundir import RunDir
 from matpcr.spec import parse_model_spec
 from matpcr.tasks import TaskConfig, resolve
 
-DEFAULT_MODEL = "smollm2"
+__all__ = ["DEFAULT_MODEL", "Evaluation", "RunConfig", "build_request", "evaluate", "record_key", "sample_items"]
 
-
-@dataclass
-class RunConfig:
-    """Everything that defines a run; saved as ``config.json`` and reused by ``--resume``."""
-
-    tasks: list[str]
-    model: str = DEFAULT_MODEL
-    model_args: dict[str, Any] = field(default_factory=dict)
-    limit: int | None = None
-    seeds: int = 1
-    batch_size: int = 8
-    output_dir: str | None = None
-    oracle_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    intervention: str | None = None
-    intervention_args: dict[str, Any] = field(default_factory=dict)
-    generation: dict[str, Any] = field(default_factory=dict)
-    checker: str | None = None
-    judge: str | None = None
-    judge_args: dict[str, Any] = field(default_factory=dict)
-    data_dir: str | None = None
-    include_paths: list[str] = field(default_factory=list)
-    cache: str | None = "default"
-    plugins: list[str] = field(default_factory=list)
-    progress: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
+log = logging.getLogger("matpcr.engine")
 
 
 @dataclass
@@ -75,47 +49,8 @@ class Pending:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def record_key(task: str, item_id: str, seed: int, round_: int, sample: int) -> str:
-    return f"{task}/{item_id}/s{seed}/r{round_}/n{sample}"
-
-
-def _stable_int(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-
-
-def sample_items(items: list[Item], task: str, seed: int, limit: int | None) -> list[Item]:
-    """Each seed draws its own deterministic sample (a seeded permutation, then the first ``limit``)."""
-    rng = np.random.default_rng([_stable_int(task), seed])
-    order = rng.permutation(len(items))
-    chosen = order if limit is None else order[: max(0, limit)]
-    return [items[i] for i in chosen]
-
-
-def resolve_data_dir(data_dir: str | None) -> Path | None:
-    import os
-
-    value = data_dir or os.environ.get("MATPCR_DATA_DIR")
-    if not value:
-        return None
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        raise MatpcrError(f"data directory {path} does not exist; pass --data-dir DIR or set MATPCR_DATA_DIR "
-                          "(see `matpcr data ls`)")
-    return path.resolve()
-
-
-def build_request(config: TaskConfig, item: Item, seed: int, key: str, sampling: Sampling) -> Request:
-    messages: list[Message] = []
-    if config.system_prompt:
-        messages.append(Message("system", [text_part(config.system_prompt)]))
-    parts = [image_part(path) for path in item.images] if config.modality == "image" else []
-    parts.append(text_part(config.render_prompt(item)))
-    messages.append(Message("user", parts))
-    return Request(messages, sampling, seed=seed, key=key)
-
-
 class Evaluation:
-    """One run: resolves plugins, loads items, drives rounds and writes the run directory."""
+    """One run: resolves plugins, plans items, drives rounds and writes the run directory."""
 
     def __init__(self, config: RunConfig, run_dir: str | Path | None = None, manager: PluginManager | None = None):
         self.config = config
@@ -123,125 +58,117 @@ class Evaluation:
         registry = self.manager.registry
         self.tasks = resolve(config.tasks, config.include_paths)
         self.data_dir = resolve_data_dir(config.data_dir)
-        spec = parse_model_spec(config.model)
-        self.spec = spec
-        self._backend_entry = registry.get("backends", spec.backend)
-        self._backend: Backend | None = None
-        self.oracles: dict[str, Oracle] = {}
-        for task in self.tasks:
-            name = task.oracle or task.scorer
-            if name and name not in self.oracles:
-                self.oracles[name] = registry.get("oracles", name).factory(**config.oracle_args.get(name, {}))
-        for name in config.oracle_args:
-            if name not in self.oracles:
-                registry.get("oracles", name)  # unknown oracle names error with close matches
-        needs_judge = [t.task for t in self.tasks if hasattr(self.oracles.get(t.oracle or t.scorer or ""), "judge_request")]
-        if needs_judge and not config.judge:
-            raise MatpcrError(f"task(s) {', '.join(needs_judge)} are graded by a judge model: pass --judge SPEC "
+        self.spec = parse_model_spec(config.model)
+        backend_entry = registry.get("backends", self.spec.backend)
+        self.judges = scoring.build_judges([t.to_dict() for t in self.tasks], registry, config.oracle_args)
+        staged = [t for t, j in self.judges.items() if isinstance(j.instance, Scorer) and j.instance.needs_model]
+        if staged and not config.judge:
+            raise MatpcrError(f"task(s) {', '.join(staged)} are graded by a judge model: pass --judge SPEC "
                               "(e.g. --judge openai:gpt-4o or --judge smollm2)")
-        self._judge_backend: Backend | None = None
-        self.checker: Any = None
-        if config.checker:
-            name, _, path = config.checker.partition(":")
-            self.checker = registry.get("oracles", name).factory(path=path)
-            if not hasattr(self.checker, "predict"):
-                raise MatpcrError(f"{name!r} is an oracle, not a reference-free checker")
+        self.checker = scoring.build_checker(config.checker, registry)
         self.intervention: Intervention | None = None
         if config.intervention:
             self.intervention = registry.get("interventions", config.intervention).factory(**config.intervention_args)
         if run_dir is None:
             stamp = time.strftime("%Y%m%dT%H%M%S")
-            base = Path(config.output_dir or "runs")
-            run_dir = base / f"{stamp}_{uuid.uuid4().hex[:6]}"
+            run_dir = Path(config.output_dir or "runs") / f"{stamp}_{uuid.uuid4().hex[:6]}"
         self.run = RunDir(run_dir)
         cache_path = default_cache_path() if config.cache == "default" else config.cache
         self.cache = ResponseCache(None if cache_path in (None, "", "none") else cache_path)
-        self.items: dict[str, Item] = {}
-        self.bad_items: dict[str, str] = {}
-        self.loader_reports: dict[str, Any] = {}
-        self.stats = {"generated": 0, "cached": 0, "resumed": 0, "generate_s": 0.0}
+        spec = self.spec
+        self.executor = Executor(lambda: backend_entry.factory(spec.model, spec.revision, **config.model_args),
+                                 self.cache, config.model)
+        self.judge_executor: Executor | None = None
+        if config.judge:
+            judge_spec = parse_model_spec(config.judge)
+            judge_entry = registry.get("backends", judge_spec.backend)
+            self.judge_executor = Executor(
+                lambda: judge_entry.factory(judge_spec.model, judge_spec.revision, **config.judge_args),
+                self.cache, config.judge)
+        self.plan = Plan()
+        self.resumed = 0
 
-    # -- backend -----------------------------------------------------------------------------
-    @property
-    def backend(self) -> Backend:
-        if self._backend is None:
-            spec = self.spec
-            self._backend = self._backend_entry.factory(spec.model, spec.revision, **self.config.model_args)
-        return self._backend
-
+    # -- settings ----------------------------------------------------------------------------
     def sampling(self, task: TaskConfig) -> Sampling:
-        """The task's generation settings with the run's ``--generation`` overrides on top."""
-        extra = {}
-        if self.intervention is not None and self.intervention.applies(task.constraint):
-            extra = dict(getattr(self.intervention, "generation", {}) or {})
+        """The task's generation settings with the intervention's and the run's ``--generation`` on top."""
+        extra = dict(self.intervention.generation) if self._treated(task) else {}
+        merged = {**task.generation, **extra, **self.config.generation}
         try:
-            return Sampling(**{**task.generation, **extra, **self.config.generation})
-        except TypeError as exc:
-            raise MatpcrError(f"--generation: {exc}; known settings: max_new_tokens, temperature, top_p") from None
+            sampling = Sampling(**merged)
+            sampling.max_new_tokens = int(sampling.max_new_tokens)
+            sampling.temperature = float(sampling.temperature)
+            sampling.top_p = float(sampling.top_p)
+        except (TypeError, ValueError) as exc:
+            raise MatpcrError(f"--generation {merged}: {exc}; known settings: max_new_tokens (int > 0), "
+                              "temperature (>= 0), top_p (0 < p <= 1)") from None
+        if sampling.max_new_tokens <= 0 or sampling.temperature < 0 or not 0 < sampling.top_p <= 1:
+            raise MatpcrError(f"--generation: max_new_tokens must be > 0, temperature >= 0 and 0 < top_p <= 1 "
+                              f"(got {merged})")
+        return sampling
 
-    # -- items -------------------------------------------------------------------------------
-    def load_items(self) -> list[tuple[TaskConfig, int, Item]]:
-        registry = self.manager.registry
-        plan: list[tuple[TaskConfig, int, Item]] = []
-        for task in self.tasks:
-            loader = registry.get("tasks", task.loader).factory()
-            items = loader.load(task, self.data_dir)
-            if not items:
-                raise MatpcrError(f"task {task.task!r} loaded no items (loader {task.loader!r}, data dir "
-                                  f"{self.data_dir}); check --data-dir")
-            if task.modality == "image" and not self.backend.capabilities.images:
-                raise MatpcrError(f"task {task.task!r} shows images but model {self.config.model!r} takes text only; "
-                                  "pick the task's text variant or a vision-language model")
-            if getattr(loader, "report", None):
-                self.loader_reports[task.task] = loader.report
-            complete = getattr(loader, "complete", None)
-            for seed in range(self.config.seeds):
-                for item in sample_items(items, task.task, seed, self.config.limit):
-                    key = f"{task.task}/{item.id}"
-                    if key not in self.items:
-                        self.items[key] = item
-                        if complete is not None:
-                            try:
-                                self.items[key] = complete(item)
-                            except Exception as exc:  # one bad file must not end the run
-                                self.bad_items[key] = f"{type(exc).__name__}: {exc}"
-                    plan.append((task, seed, self.items[key]))
-        return plan
+    def _treated(self, task: TaskConfig) -> bool:
+        return self.intervention is not None and self.intervention.applies(task.constraint)
+
+    def _samples(self, task: TaskConfig) -> int:
+        return max(1, int(self.intervention.samples)) if self._treated(task) else 1  # type: ignore[union-attr]
 
     # -- the run -----------------------------------------------------------------------------
     def execute(self, resume: bool = False) -> dict[str, Any]:
         from matpcr.results import build_results
 
         started = time.time()
-        if resume:
-            existing = self.run.records()
-        else:
-            if self.run.samples_path.exists():
-                raise MatpcrError(f"{self.run.path} already holds samples; use --resume {self.run.path} or another --output-dir")
-            existing = []
+        if not resume and self.run.samples_path.exists():
+            raise MatpcrError(f"{self.run.path} already holds samples; use --resume {self.run.path} or another --output-dir")
+        for task in self.tasks:  # fail before writing anything when the model cannot see the task's images
+            if task.modality == "image" and not self.executor.backend.capabilities.images:
+                raise MatpcrError(f"task {task.task!r} shows images but model {self.config.model!r} takes text only; "
+                                  "pick the task's text variant or a vision-language model")
         self.run.create(self._config_json())
-        plan = self.load_items()
+        done: dict[str, Record] = {}
+        if resume:
+            for record in self.run.records():  # the last record of a key wins; failed generations are retried
+                done[record.key] = record
+            done = {k: r for k, r in done.items() if not r.error}
+        self.resumed = len(done)
+        self.run.write_results(build_results(self, list(done.values()), started, status="started"))
+        try:
+            self._execute(done)
+        except KeyboardInterrupt:
+            self._finish(done, started, "cancelled", "interrupted by the user; `matpcr run --resume "
+                                                     f"{self.run.path}` continues")
+            raise
+        except Exception as exc:
+            self._finish(done, started, "error", f"{type(exc).__name__}: {exc}")
+            raise
+        return self._finish(done, started, "success")
+
+    def _finish(self, done: dict[str, Record], started: float, status: str, error: str | None = None) -> dict[str, Any]:
+        from matpcr.results import build_results
+
+        results = build_results(self, list(done.values()), started, status=status, error=error)
+        self.run.write_results(results)
+        self.cache.close()
+        return results
+
+    def _execute(self, done: dict[str, Record]) -> None:
+        self.plan = plan_items(self.tasks, self.manager.registry, self.data_dir, self.config.seeds, self.config.limit)
         known = self.run.items()
         with self.run.writer("items.jsonl") as writer:
-            writer.write_many([asdict(v) for k, v in self.items.items() if k not in known])
-        done: dict[str, Record] = {r.key: r for r in existing}
-        self.stats["resumed"] = len(done)
+            writer.write_many([asdict(v) for k, v in self.plan.items.items() if k not in known])
         todo = [(task, item, record_key(task.task, item.id, seed, 0, n), seed, n)
-                for task, seed, item in plan for n in range(self._samples(task))]
-        pending = []
-        unusable = []
+                for task, seed, item in self.plan.entries for n in range(self._samples(task))]
+        pending, unusable = [], []
         for task, item, key, seed, n in todo:
             if key in done:
                 continue
-            problem = self.bad_items.get(f"{task.task}/{item.id}")
-            if problem is not None:
+            problem = self.plan.bad_items.get(f"{task.task}/{item.id}")
+            if problem is not None:  # the definitions: an unusable reference abstains, with the reason kept
                 unusable.append(Record(key=key, task=task.task, item_id=item.id, source_id=item.source_id,
                                        constraint=task.constraint, modality=task.modality, seed=seed, round=0,
                                        sample=n, model=self.config.model, prompt=[], chain="", status="abstain",
-                                       error=f"item unusable: {problem}", meta={"item_error": problem}))
+                                       meta={"scoring_error": f"item unusable: {problem}", "item_error": problem}))
                 continue
-            # sample n of seed s uses s + 1000·n: distinct across samples and seeds (for < 1000 seeds)
-            request = build_request(task, item, seed + 1000 * n, key, self.sampling(task))
+            request = build_request(task, item, request_seed(seed, n), key, self.sampling(task))
             pending.append(Pending(task, item, request, seed, 0, n))
         rounds = self.intervention.rounds if self.intervention else 0
         progress = self._progress(len(todo) * (1 + rounds))
@@ -252,30 +179,19 @@ class Evaluation:
             progress.update(len(unusable))
             self._run_requests(pending, done, writer, progress)
             for round_ in range(1, rounds + 1):
-                pending = self._follow_ups(round_, plan, done)
-                self._run_requests(pending, done, writer, progress)
+                self._run_requests(self._follow_ups(round_, done), done, writer, progress)
         progress.close()
-        results = build_results(self, list(done.values()), started)
-        self.run.write_results(results)
-        self.cache.close()
-        return results
 
     def _progress(self, total: int) -> Any:
         from tqdm import tqdm
 
         return tqdm(total=total, desc="matpcr", unit="rec", disable=not self.config.progress, file=sys.stderr)
 
-    def _samples(self, task: TaskConfig) -> int:
-        if self.intervention is not None and self.intervention.applies(task.constraint):
-            return max(1, int(self.intervention.samples))
-        return 1
-
-    def _follow_ups(self, round_: int, plan: list[tuple[TaskConfig, int, Item]],
-                    done: dict[str, Record]) -> list["Pending"]:
+    def _follow_ups(self, round_: int, done: dict[str, Record]) -> list[Pending]:
         assert self.intervention is not None
         pending = []
-        for task, seed, item in plan:
-            if not self.intervention.applies(task.constraint):
+        for task, seed, item in self.plan.entries:
+            if not self._treated(task):
                 continue
             for n in range(self._samples(task)):
                 key = record_key(task.task, item.id, seed, round_, n)
@@ -284,108 +200,41 @@ class Evaluation:
                     continue
                 prev_request = Request([Message(**m) for m in prev.prompt], self.sampling(task),
                                        seed=prev.meta.get("request_seed", seed), key=prev.key)
-                verdicts = [Verdict(**v) for v in prev.verdicts]
-                follow = self.intervention.follow_up(prev, prev_request, verdicts)
+                follow = self.intervention.follow_up(prev, prev_request, [Verdict(**v) for v in prev.verdicts])
                 if follow is None:
                     continue
                 follow.request.key = key
                 pending.append(Pending(task, item, follow.request, seed, round_, n, follow.meta))
         return pending
 
-    def _run_requests(self, pending: list["Pending"], done: dict[str, Record], writer: Any, progress: Any) -> None:
+    def _run_requests(self, pending: list[Pending], done: dict[str, Record], writer: Any, progress: Any) -> None:
         size = max(1, self.config.batch_size)
         for start in range(0, len(pending), size):
             chunk = pending[start:start + size]
-            responses = self._generate([p.request for p in chunk])
-            self._judge([(p, resp) for p, resp in zip(chunk, responses)])
+            responses = self.executor.generate([p.request for p in chunk])
+            self._stage(chunk, responses)
             records = [self._make_record(p, resp) for p, resp in zip(chunk, responses)]
-            if self.checker is not None:  # kept apart from oracle verdicts
-                answered = [(r, p.item) for r, p in zip(records, chunk) if r.chain]
-                for (r, _), pred in zip(answered, self.checker.predict([a for a, _ in answered], [b for _, b in answered])):
-                    r.meta["checker"] = pred
+            if self.checker is not None:
+                scoring.apply_checker(self.checker, records, [p.item for p in chunk])
             writer.write_many([r.to_dict() for r in records])
             for record in records:
                 done[record.key] = record
             progress.update(len(records))
 
-    # -- judge models ------------------------------------------------------------------------
-    @property
-    def judge_backend(self) -> Backend:
-        if self._judge_backend is None:
-            spec = parse_model_spec(self.config.judge or "")
-            entry = self.manager.registry.get("backends", spec.backend)
-            self._judge_backend = entry.factory(spec.model, spec.revision, **self.config.judge_args)
-        return self._judge_backend
-
-    def _judge(self, pairs: list[tuple["Pending", Response]]) -> None:
-        """Grade answers with the judge model (batched and cached like answers). Malformed judge output is
-        retried with a stricter reminder, then recorded as unjudged: never guessed."""
-        waiting = []
-        for p, resp in pairs:
-            scorer = self.oracles.get(p.task.oracle or p.task.scorer or "")
-            if hasattr(scorer, "judge_request") and not resp.error:
-                waiting.append((p, resp, scorer))
-        if not waiting:
+    def _stage(self, chunk: list[Pending], responses: list[Response]) -> None:
+        """Scorers' model-graded stage (the judge), batched and cached like answers."""
+        work = [(i, self.judges[p.task.task].instance) for i, p in enumerate(chunk)
+                if p.task.task in self.judges and isinstance(self.judges[p.task.task].instance, Scorer)]
+        if not work or self.judge_executor is None:
             return
-        identity = dict(self.judge_backend.identity)
-        results: dict[int, dict[str, Any]] = {}
-        attempts = max(getattr(w[2], "max_attempts", 3) for w in waiting)
-        for attempt in range(attempts):
-            todo = [(i, p, resp, sc) for i, (p, resp, sc) in enumerate(waiting) if i not in results or
-                    (results[i].get("judgment") is None and attempt < getattr(sc, "max_attempts", 3))]
-            if not todo:
-                break
-            requests = [sc.judge_request(p.item, resp.text, attempt) for _, p, resp, sc in todo]
-            replies = self._generate(requests, backend=self.judge_backend, identity=identity)
-            for (i, p, resp, sc), reply in zip(todo, replies):
-                parsed = sc.parse_judgement(reply.text) if not reply.error else None
-                entry = results.setdefault(i, {"attempts": 0, "raw": [], "judge": identity})
-                entry["attempts"] += 1
-                entry["raw"].append(reply.text if not reply.error else f"error: {reply.error}")
-                if parsed is not None:
-                    entry.update(parsed)
-                else:
-                    entry.setdefault("judgment", None)
-        for i, (p, _, _) in enumerate(waiting):
-            p.meta["judge"] = results.get(i, {"judgment": None})
+        outcomes = run_stage(self.judge_executor, [(s, chunk[i].item, responses[i]) for i, s in work])  # type: ignore[misc]
+        for (i, _), outcome in zip(work, outcomes):
+            if outcome is not None:
+                chunk[i].meta["stage"] = outcome
 
-    def _generate(self, requests: list[Request], backend: Backend | None = None,
-                  identity: dict[str, Any] | None = None) -> list[Response]:
-        backend_given = backend is not None
-        identity = identity or self._identity()
-        keys = [cache_key(identity, r) for r in requests]
-        hits = self.cache.get_many(keys)
-        missing = [i for i, k in enumerate(keys) if k not in hits]
-        out: list[Response | None] = [None] * len(requests)
-        for i, key in enumerate(keys):
-            if key in hits:
-                hits[key].cached = True
-                out[i] = hits[key]
-        if missing:
-            t0 = time.perf_counter()
-            try:
-                fresh = (backend if backend_given else self.backend).generate([requests[i] for i in missing])
-            except Exception as exc:  # one failing batch must not kill the run
-                fresh = [Response("", error=f"{type(exc).__name__}: {exc}") for _ in missing]
-            self.stats["generate_s"] += time.perf_counter() - t0
-            if len(fresh) != len(missing):
-                raise MatpcrError(f"backend {self.config.model!r} returned {len(fresh)} responses for {len(missing)} requests")
-            for i, resp in zip(missing, fresh):
-                out[i] = resp
-            label = self.config.judge if backend_given else self.config.model
-            self.cache.put_many([(keys[i], label, out[i]) for i in missing])  # type: ignore[misc]
-        prefix = "judge_" if backend_given else ""
-        self.stats[prefix + "generated"] = self.stats.get(prefix + "generated", 0) + len(missing)
-        self.stats[prefix + "cached"] = self.stats.get(prefix + "cached", 0) + len(requests) - len(missing)
-        return out  # type: ignore[return-value]
-
-    def _identity(self) -> dict[str, Any]:
-        if not hasattr(self, "_identity_cache"):
-            self._identity_cache = dict(self.backend.identity)
-        return self._identity_cache
-
-    def _make_record(self, p: "Pending", response: Response) -> Record:
+    def _make_record(self, p: Pending, response: Response) -> Record:
         task, item, request = p.task, p.item, p.request
+        treated = self._treated(task)
         record = Record(
             key=request.key, task=task.task, item_id=item.id, source_id=item.source_id,
             constraint=task.constraint, modality=task.modality, seed=p.seed,
@@ -393,14 +242,13 @@ class Evaluation:
             prompt=[asdict(m) for m in request.messages], chain=response.text,
             cached=response.cached, latency_s=response.latency_s, prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens, error=response.error,
-            intervention=self.config.intervention if self._samples(task) > 1 or (
-                self.intervention is not None and self.intervention.applies(task.constraint)) else None,
+            intervention=self.config.intervention if treated else None,
             meta={"request_seed": request.seed, **({"group": item.meta["group"]} if "group" in item.meta else {}),
                   **p.meta},
         )
-        oracle = self.oracles.get(task.oracle or task.scorer or "")
-        if oracle is not None:
-            scoring.score_record(record, oracle, item)
+        judge = self.judges.get(task.task)
+        if judge is not None:
+            scoring.score_record(record, judge, item)
         return record
 
     def _config_json(self) -> dict[str, Any]:

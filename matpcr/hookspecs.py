@@ -1,8 +1,9 @@
 """Every hook a matpcr plugin can implement.
 
 Registration hooks receive a ``register`` callback (the pattern of simonw/llm). Each call registers a
-name and a *lazy factory*: a zero-argument-free callable that does the heavy imports only when the
-thing is used, so ``matpcr ls`` and ``matpcr plugins`` stay instant.
+name and a *lazy factory*: a callable that does the heavy imports only when the thing is used, so
+``matpcr ls`` and ``matpcr plugins`` stay instant. When two plugins register the same name, the one
+loaded later wins and a warning names both (loading order: see ``matpcr.plugins``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,25 @@ def register_oracles(register: Callable[..., None]) -> None:
     """Register physical oracles: ``register(name, factory, summary="")``.
 
     ``factory(**oracle_args) -> Oracle``; ``oracle_args`` come from ``--oracle-args NAME.key=value``.
+    A task names its oracle with ``oracle: NAME``; its records make the Physical-Consistency Rate.
+    """
+
+
+@hookspec
+def register_scorers(register: Callable[..., None]) -> None:
+    """Register task scorers (accuracy-style grading, optionally model-judged): ``register(name, factory,
+    summary="")``.
+
+    ``factory(**args) -> Scorer``; ``args`` come from ``--oracle-args NAME.key=value`` like an oracle's.
+    A task names its scorer with ``scorer: NAME``.
+    """
+
+
+@hookspec
+def register_checkers(register: Callable[..., None]) -> None:
+    """Register reference-free checkers: ``register(name, factory, summary="")``.
+
+    ``factory(arg: str) -> Checker``; ``--checker NAME:ARG`` selects it (ARG is e.g. a model path).
     """
 
 
@@ -46,6 +66,15 @@ def register_interventions(register: Callable[..., None]) -> None:
     """Register interventions that run rounds after the first answer: ``register(name, factory, summary="")``.
 
     ``factory(**args) -> Intervention``.
+    """
+
+
+@hookspec
+def register_report_sections(register: Callable[..., None]) -> None:
+    """Register tables for ``matpcr report``: ``register(name, factory, summary="")``.
+
+    ``factory(runs: list[dict], labels: list[str]) -> list[ReportSection]`` gets every run's results.json
+    and its label, and returns the sections it has something to say about (often none).
     """
 
 

@@ -1,18 +1,27 @@
 """Plugin loading and the registry of what plugins provide.
 
-Order: built-ins named in ``matpcr_plugins/registry.toml``; setuptools entry points in the group
-``matpcr`` (skipped when ``MATPCR_DISABLE_PLUGIN_AUTOLOAD=1``); modules named with ``-p``; objects
-registered at run time with :func:`register`. A plugin that fails to import is recorded with its
-error and the others keep working.
+There is one way in: the setuptools entry-point group ``matpcr``. matpcr's own plugins are declared
+there exactly like a third party's (``[project.entry-points.matpcr]`` in pyproject.toml); the
+human-readable catalog of the built-ins is ``registry.toml`` at the repository root (shipped in the
+wheel as ``matpcr_plugins/registry.toml``; a test checks the two agree).
+
+Loading order, and the rule for a name registered twice — **the plugin loaded later wins**, with a
+warning that names both:
+1. matpcr's own entry points (the built-ins);
+2. other distributions' entry points, sorted by distribution and entry-point name (skipped when
+   ``MATPCR_DISABLE_PLUGIN_AUTOLOAD=1``);
+3. modules named in ``MATPCR_PLUGINS`` (comma-separated), then ``-p MODULE`` on the command line — both
+   before the CLI registers plugin commands, so they can add commands;
+4. objects registered at run time with :func:`register`.
+A plugin that fails to import is recorded with its error and a hint; the others keep working.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import importlib.resources
+import logging
 import os
-import tomllib
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -22,8 +31,11 @@ import pluggy
 from matpcr import hookspecs
 from matpcr.errors import UnknownNameError
 
-KINDS = ("backends", "tasks", "oracles", "interventions")
+log = logging.getLogger("matpcr.plugins")
+
+KINDS = ("backends", "tasks", "oracles", "scorers", "checkers", "interventions", "report_sections")
 _HOOK_FOR_KIND = {kind: f"register_{kind}" for kind in KINDS}
+DISTRIBUTION = "matpcr"
 
 
 @dataclass
@@ -41,7 +53,7 @@ class Entry:
 class PluginInfo:
     name: str
     version: str
-    source: str  # builtin | entrypoint | cli | runtime
+    source: str  # builtin | entrypoint | env | cli | runtime
     module: str = ""
     summary: str = ""
 
@@ -54,6 +66,20 @@ class PluginFailure:
     hint: str = ""
 
 
+@dataclass
+class Conflict:
+    """A name registered by two plugins; ``winner`` (the later one) is used."""
+
+    kind: str
+    name: str
+    loser: str
+    winner: str
+
+    def message(self) -> str:
+        return (f"{self.kind[:-1]} {self.name!r} is registered by both plugin {self.loser!r} and plugin "
+                f"{self.winner!r}; using {self.winner!r} (the later-loaded plugin wins)")
+
+
 class _Registrar:
     """The ``register`` callback handed to registration hooks."""
 
@@ -61,6 +87,9 @@ class _Registrar:
         self._registry, self._kind, self._plugin = registry, kind, plugin
 
     def __call__(self, name: str, factory: Callable[..., Any], summary: str = "") -> None:
+        known = self._registry.entries[self._kind].get(name)
+        if known is not None and known.plugin != self._plugin:
+            self._registry.conflicts.append(Conflict(self._kind, name, known.plugin, self._plugin))
         self._registry.entries[self._kind][name] = Entry(self._kind, name, factory, self._plugin, summary)
 
     def include_path(self, path: str | os.PathLike[str]) -> None:
@@ -71,21 +100,33 @@ class _Registrar:
 class Registry:
     entries: dict[str, dict[str, Entry]] = field(default_factory=lambda: {k: {} for k in KINDS})
     include_paths: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
 
     def get(self, kind: str, name: str) -> Entry:
         try:
             return self.entries[kind][name]
         except KeyError:
-            raise UnknownNameError(kind.rstrip("s"), name, self.entries[kind]) from None
+            raise UnknownNameError(kind.rstrip("s").replace("_", " "), name, self.entries[kind]) from None
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])
 
 
-def builtin_catalog() -> list[dict[str, Any]]:
-    """The built-in plugins from ``registry.toml``, read without importing any of them."""
-    text = importlib.resources.files("matpcr_plugins").joinpath("registry.toml").read_text()
-    return list(tomllib.loads(text).get("plugin", []))
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    """matpcr's own entry points first, then everyone else's in a stable order."""
+    eps = list(importlib.metadata.entry_points(group="matpcr"))
+
+    def dist_name(ep: importlib.metadata.EntryPoint) -> str:
+        dist = getattr(ep, "dist", None)
+        return (dist.metadata["Name"] or "") if dist is not None else ""
+
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for ep in sorted(eps, key=lambda ep: (dist_name(ep).lower() != DISTRIBUTION, dist_name(ep).lower(), ep.name)):
+        if (dist_name(ep), ep.name) not in seen:  # an editable install can list a distribution twice
+            seen.add((dist_name(ep), ep.name))
+            unique.append(ep)
+    return unique
 
 
 class PluginManager:
@@ -100,44 +141,42 @@ class PluginManager:
 
     # -- loading ---------------------------------------------------------------------------
     def _add(self, obj: Any, info: PluginInfo) -> None:
-        if self.pm.get_plugin(info.name) is not None:
-            return
+        known = self.pm.get_plugin(info.name)
+        if known is not None:
+            if known is obj:
+                return
+            log.warning("plugin %r (%s) replaces the plugin of the same name (%s)", info.name, info.source,
+                        self.info[info.name].source)
+            self.unregister(info.name)
         self.pm.register(obj, name=info.name)
         self.info[info.name] = info
         self._registry = None
 
-    def load_builtins(self) -> None:
-        from matpcr import __version__
-
-        for spec in builtin_catalog():
-            try:
-                module = importlib.import_module(spec["module"])
-            except Exception as exc:  # a broken plugin must not take the others down
-                self.failures.append(PluginFailure(spec["name"], "builtin", _describe(exc), _hint(exc)))
-                continue
-            self._add(module, PluginInfo(spec["name"], __version__, "builtin", spec["module"], spec.get("summary", "")))
-
-    def load_entrypoints(self) -> None:
-        if os.environ.get("MATPCR_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0", "false"):
-            return
-        for ep in importlib.metadata.entry_points(group="matpcr"):
+    def load_entrypoints(self, third_party: bool = True) -> None:
+        for ep in _entry_points():
             dist = getattr(ep, "dist", None)
-            version = dist.version if dist is not None else ""
+            builtin = dist is not None and (dist.metadata["Name"] or "").lower() == DISTRIBUTION
+            if not builtin and not third_party:
+                continue
+            source = "builtin" if builtin else "entrypoint"
             try:
                 obj = ep.load()
-            except Exception as exc:
-                self.failures.append(PluginFailure(ep.name, "entrypoint", _describe(exc), _hint(exc)))
+            except Exception as exc:  # a broken plugin must not take the others down
+                self.failures.append(PluginFailure(ep.name, source, _describe(exc), _hint(exc)))
                 continue
-            summary = (dist.metadata.get("Summary") or "") if dist is not None else ""
-            self._add(obj, PluginInfo(ep.name, version, "entrypoint", ep.value, summary))
+            summary = _module_summary(obj) if builtin else ((dist.metadata.get("Summary") or "") if dist else "")
+            self._add(obj, PluginInfo(ep.name, dist.version if dist is not None else "", source, ep.value, summary))
 
     def load_module(self, module_name: str, source: str = "cli") -> None:
+        if module_name in self.info and self.info[module_name].module == module_name:
+            return
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:
             self.failures.append(PluginFailure(module_name, source, _describe(exc), _hint(exc)))
             return
-        self._add(module, PluginInfo(module_name, getattr(module, "__version__", ""), source, module_name))
+        self._add(module, PluginInfo(module_name, getattr(module, "__version__", ""), source, module_name,
+                                     _module_summary(module)))
 
     def register(self, obj: Any, name: str | None = None) -> str:
         name = name or getattr(obj, "__name__", None) or f"runtime-{id(obj)}"
@@ -154,16 +193,22 @@ class PluginManager:
     def registry(self) -> Registry:
         if self._registry is None:
             registry = Registry()
+            order = list(self.info)  # loading order; a later registration of a name wins
             for kind, hook_name in _HOOK_FOR_KIND.items():
-                hook = getattr(self.pm.hook, hook_name)
-                # oldest first, so a later plugin can override a built-in name on purpose
-                for impl in reversed(hook.get_hookimpls()):
+                impls = getattr(self.pm.hook, hook_name).get_hookimpls()
+                for impl in sorted(impls, key=lambda i: order.index(i.plugin_name) if i.plugin_name in order else 0):
                     try:
                         impl.function(register=_Registrar(registry, kind, impl.plugin_name))
                     except Exception as exc:
-                        self.failures.append(PluginFailure(impl.plugin_name, "hook " + hook_name, _describe(exc)))
+                        self.failures.append(PluginFailure(impl.plugin_name, "hook " + hook_name, _describe(exc),
+                                                           "fix or uninstall the plugin; the other plugins still work"))
+            for conflict in registry.conflicts:
+                log.warning(conflict.message())
             self._registry = registry
         return self._registry
+
+    def register_commands(self, cli: Any) -> None:
+        self.pm.hook.register_commands(cli=cli)
 
     def hooks_of(self, name: str) -> list[str]:
         plugin = self.pm.get_plugin(name)
@@ -178,6 +223,11 @@ class PluginManager:
         return rows
 
 
+def _module_summary(obj: Any) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
 def _describe(exc: BaseException) -> str:
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
@@ -190,16 +240,19 @@ def _hint(exc: BaseException) -> str:
     return "fix or uninstall the plugin; the other plugins still work"
 
 
+def autoload_disabled() -> bool:
+    return os.environ.get("MATPCR_DISABLE_PLUGIN_AUTOLOAD", "").strip().lower() not in ("", "0", "false", "no")
+
+
 _manager: PluginManager | None = None
 
 
 def get_manager(extra_modules: list[str] | tuple[str, ...] = ()) -> PluginManager:
-    """The process-wide plugin manager, loading built-ins and entry points on first use."""
+    """The process-wide plugin manager, loading entry points and ``MATPCR_PLUGINS`` on first use."""
     global _manager
     if _manager is None:
         manager = PluginManager()
-        manager.load_builtins()
-        manager.load_entrypoints()
+        manager.load_entrypoints(third_party=not autoload_disabled())
         for name in os.environ.get("MATPCR_PLUGINS", "").split(","):
             if name.strip():
                 manager.load_module(name.strip(), source="env")

@@ -1,18 +1,31 @@
-"""The small contracts plugins implement: backends, oracles, interventions.
+"""The contracts plugins implement: backends, task loaders, oracles, scorers, checkers, interventions.
 
-Plugins need not inherit from these classes (they are ``Protocol``s); the base classes below give
-sensible defaults for the optional parts.
+``Backend`` is a ``typing.Protocol`` (any object with ``identity``, ``capabilities`` and ``generate`` will
+do). The others are base classes: a plugin subclasses them and overrides what it needs; the defaults
+make the optional parts explicit, so the core never probes plugin objects with ``hasattr``.
+
+Three kinds of judgement are kept apart, because they mean different things in a paper:
+- an **Oracle** gives physics verdicts on claims (consistent / violated / abstain / unparsable / error);
+  its records make the Physical-Consistency Rate;
+- a **Scorer** grades a task's answers (MSQA accuracy), optionally after a model-graded stage (a judge);
+- a **Checker** predicts verdicts without reference data (the verifier), beside the oracle, never in it.
+Each declares the metrics it produces (:class:`Metric`); ``matpcr.results`` aggregates what is declared.
 """
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from matpcr.records import Claim, Item, Record, Request, Response, Verdict
+from matpcr.records import Claim, Extraction, Item, Record, Request, Response, Score, Verdict
+
+if TYPE_CHECKING:
+    from matpcr.tasks import TaskConfig
 
 
 @dataclass
@@ -31,30 +44,124 @@ class Backend(Protocol):
     def generate(self, requests: list[Request]) -> list[Response]: ...
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A metric a plugin declares (in the spirit of inspect_ai's ``@scorer(metrics=...)`` and lm-eval's
+    ``metric_list``). ``aggregation``: ``mean`` of ``record.scores[name].value`` over records that have a
+    value, or ``pcr`` / ``claim_rate`` / ``accuracy`` (the oracle verdict aggregates). ``interval``:
+    ``bootstrap`` (percentile, resampling sources) or ``none``."""
+
+    name: str
+    aggregation: Literal["mean", "pcr", "claim_rate", "accuracy"] = "mean"
+    higher_is_better: bool = True
+    interval: Literal["bootstrap", "none"] = "bootstrap"
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "aggregation": self.aggregation, "higher_is_better": self.higher_is_better,
+                "interval": self.interval, "description": self.description}
+
+
+class TaskLoader:
+    """Loads a task's items. ``complete`` finishes one sampled item (reads its reference file, renders
+    its image), so a run pays only for the items it uses; ``report`` is what the loader wants recorded
+    in results.json (e.g. peak-finding counts)."""
+
+    report: dict[str, Any] | None = None
+    #: the data-directory folders it reads (``matpcr data ls`` shows which tasks use which set)
+    data_sets: tuple[str, ...] = ()
+
+    def load(self, config: "TaskConfig", data_dir: Path | None) -> list[Item]:
+        raise NotImplementedError
+
+    def complete(self, item: Item) -> Item:
+        return item
+
+
+class _PlainLoader(TaskLoader):
+    """Adapts a loader that only has ``load`` (the minimal third-party form)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.data_sets = tuple(getattr(inner, "data_sets", ()))
+
+    def load(self, config: "TaskConfig", data_dir: Path | None) -> list[Item]:
+        return self.inner.load(config, data_dir)
+
+
+def as_loader(obj: Any) -> TaskLoader:
+    return obj if isinstance(obj, TaskLoader) else _PlainLoader(obj)
+
+
 class Oracle:
-    """A physical check. Subclasses set ``name``, ``constraint``, the tolerance ``params`` and
-    implement ``extract`` and ``check``."""
+    """A physical check. Subclasses set ``name``, ``constraint``, the tolerance ``defaults`` and
+    implement ``read`` (or ``extract``) and ``check``."""
 
     name: str = ""
     constraint: str = ""
     #: named tolerances with the paper's defaults; ``--oracle-args NAME.key=value`` overrides them
     defaults: dict[str, Any] = {}
+    #: the tolerance the validity gate sweeps in its sensitivity grid, and the values it tries (empty:
+    #: multiples of the default)
+    tolerance_param: str | None = None
+    sensitivity_values: tuple[float, ...] = ()
+    #: what results.json reports for tasks checked by this oracle
+    metrics: tuple[Metric, ...] = (
+        Metric("pcr", "pcr", description="share of checkable items with no violated claim"),
+        Metric("claim_violation_rate", "claim_rate", higher_is_better=False,
+               description="violated claims / checked claims"),
+        Metric("accuracy", "accuracy", description="non-circular accuracy where the oracle has a criterion"),
+    )
+    #: prepared references kept per oracle instance (arrays worth keeping across seeds and rounds)
+    prepared_cache_size: int = 20_000
 
     def __init__(self, **params: Any) -> None:
+        from matpcr.errors import MatpcrError, UnknownNameError
+
         unknown = set(params) - set(self.defaults)
         if unknown:
-            from matpcr.errors import UnknownNameError
-
             raise UnknownNameError(f"{self.name} oracle parameter", sorted(unknown)[0], self.defaults)
-        self.params = {k: type(v)(params[k]) if k in params and v is not None else params.get(k, v)
-                       for k, v in self.defaults.items()}
+        self.params: dict[str, Any] = {}
+        for key, default in self.defaults.items():
+            value = params.get(key, default)
+            if key in params and default is not None and value is not None:
+                try:
+                    value = type(default)(value)
+                except (TypeError, ValueError):
+                    raise MatpcrError(f"--oracle-args {self.name}.{key}={value!r}: expected a "
+                                      f"{type(default).__name__} like {default!r}") from None
+                numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+                if numeric and (value != value or (default >= 0 and value < 0)):
+                    raise MatpcrError(f"--oracle-args {self.name}.{key}={params[key]!r}: must be a number >= 0")
+            self.params[key] = value
+        self._prepared: OrderedDict[str, Any] = OrderedDict()
 
     def prepare(self, reference: dict[str, Any]) -> Any:
         """Turn a JSON reference into whatever ``check`` needs (arrays, peak lists); done once per item."""
         return reference
 
+    def prepared(self, item: Item) -> Any:
+        """``prepare(item.reference)``, memoised on this instance by the item's task and id."""
+        key = f"{item.task}/{item.id}"
+        if key in self._prepared:
+            self._prepared.move_to_end(key)
+            return self._prepared[key]
+        value = self.prepare(item.reference)
+        self._prepared[key] = value
+        if len(self._prepared) > self.prepared_cache_size:
+            self._prepared.popitem(last=False)
+        return value
+
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """Everything the reader saw: claims, rejected numbers with reasons, notes. The engine calls this;
+        oracles that only implement ``extract`` report no rejections."""
+        return Extraction(self.extract(chain, item))
+
     def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        raise NotImplementedError
+        """The claims to check (``read(...).claims`` for oracles that implement ``read``)."""
+        if type(self).read is not Oracle.read:
+            return self.read(chain, item).claims
+        raise NotImplementedError(f"oracle {self.name!r} implements neither read() nor extract()")
 
     def check(self, claim: Claim, reference: Any) -> Verdict:
         raise NotImplementedError
@@ -69,30 +176,75 @@ class Oracle:
     def plant_consistent(self, reference: Any, rng: np.random.Generator) -> Claim:
         raise NotImplementedError
 
-    #: the tolerance the validity gate sweeps in its sensitivity grid
-    tolerance_param: str | None = None
-
     def render_claim(self, claim: Claim) -> str:
-        """A chain that states ``claim`` the way a model would; the validity gate parses it back, so the
-        gate tests the parser as well as the check."""
+        """A chain that states ``claim`` the way a model would; the validity gate parses it back."""
         unit = {"deg": "°", "angstrom": "Å", "cm-1": "cm⁻¹"}.get(claim.unit, claim.unit)
         return f"Reasoning omitted.\nAnswer: {claim.value:g} {unit}".strip()
 
+    def render_case(self, reference: dict[str, Any], claim: Claim, path: Path) -> Path | None:
+        """A figure of one verdict (reference with the claim marked) for audits and the viewer; None if
+        the oracle draws nothing."""
+        return None
+
     def read_reference(self, spec: str) -> dict[str, Any]:
         """Read a reference for ``matpcr check`` from a file (or id) this oracle understands."""
-        raise NotImplementedError(f"oracle {self.name!r} cannot read references for `matpcr check`")
+        from matpcr.errors import MatpcrError
+
+        raise MatpcrError(f"oracle {self.name!r} cannot read references for `matpcr check`")
 
     @staticmethod
     def read_json_reference(path: str | Path) -> dict[str, Any]:
-        """A reference stored as a JSON record (what ``items.jsonl`` holds), with a named error."""
-        import json
-
+        """A reference stored as a JSON object (what ``items.jsonl`` holds), with a named error."""
         from matpcr.errors import DataError
 
         try:
-            return json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DataError(f"{path}: not a readable JSON reference ({exc})") from None
+        if not isinstance(data, dict):
+            raise DataError(f"{path}: a JSON reference must be an object, not a {type(data).__name__}")
+        return data
+
+
+class Scorer:
+    """Grades a task's answers where no physical oracle applies (MSQA). ``score`` returns named
+    :class:`Score` s; ``primary`` names the one that sets the record's ``accurate`` flag.
+
+    A scorer may ask a model first (a judge): ``stage_request`` builds the request for one answer
+    (``None``: no stage), ``stage_parse`` reads the reply (``None``: malformed, retried up to
+    ``stage_attempts`` times, then left ungraded — never guessed). The engine batches and caches these
+    requests with the ``--judge`` backend; the parsed result reaches ``score`` as ``context["stage"]``."""
+
+    name: str = ""
+    constraint: str = ""
+    primary: str = "accuracy"
+    metrics: tuple[Metric, ...] = (Metric("accuracy"),)
+    #: True when a ``--judge`` model is required
+    needs_model: bool = False
+    stage_attempts: int = 3
+    params: dict[str, Any] = {}
+
+    def score(self, chain: str, item: Item, context: dict[str, Any]) -> dict[str, Score]:
+        raise NotImplementedError
+
+    def stage_request(self, item: Item, answer: str, attempt: int) -> Request | None:
+        return None
+
+    def stage_parse(self, text: str) -> dict[str, Any] | None:
+        return None
+
+
+class Checker:
+    """A reference-free predictor run beside the oracles (``--checker NAME:ARG``). ``predict`` gets
+    scored records (oracle status set) and their items and returns one ``{score name: Score}`` per
+    record; the scores land in ``record.scores`` and are aggregated through ``metrics``."""
+
+    name: str = ""
+    metrics: tuple[Metric, ...] = ()
+    params: dict[str, Any] = {}
+
+    def predict(self, records: list[Record], items: list[Item]) -> list[dict[str, Score]]:
+        raise NotImplementedError
 
 
 @dataclass
@@ -114,9 +266,27 @@ class Intervention:
     samples: int = 1
     #: constraint types it applies to (None = all)
     constraints: tuple[str, ...] | None = None
+    #: generation settings it needs on top of the task's (e.g. a temperature for sampling)
+    generation: dict[str, Any] = {}
 
     def applies(self, constraint: str) -> bool:
         return self.constraints is None or constraint in self.constraints
 
     def follow_up(self, record: Record, request: Request, verdicts: list[Verdict]) -> FollowUp | None:
         raise NotImplementedError
+
+    def summarize(self, records: list[Record], n_boot: int, seed: int) -> dict[str, Any]:
+        """The intervention's own figures for one task's records (all rounds and samples). The default is
+        the paired before/after analysis with the exact McNemar test and the retraction counts."""
+        from matpcr.results import paired_rounds
+
+        return paired_rounds(records, n_boot, seed)
+
+
+@dataclass
+class ReportSection:
+    """A table a plugin adds to ``report.md``/``report.html``."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]

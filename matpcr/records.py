@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 Modality = Literal["image", "text"]
-Status = Literal["consistent", "violated", "abstain", "unparsable"]
-STATUSES: tuple[str, ...] = ("consistent", "violated", "abstain", "unparsable")
+#: Oracle verdicts: consistent, violated, abstain, unparsable. Scorer outcomes: scored, unscored.
+#: ``error``: reading, checking or scoring raised; the record keeps the message and stays counted
+#: (never ``abstain``).
+Status = Literal["consistent", "violated", "abstain", "unparsable", "scored", "unscored", "error"]
+VERDICT_STATUSES: tuple[str, ...] = ("consistent", "violated", "abstain", "unparsable", "error")
+STATUSES: tuple[str, ...] = ("consistent", "violated", "abstain", "unparsable", "scored", "unscored", "error")
 
 
 def file_sha256(path: str | Path) -> str:
@@ -114,13 +118,25 @@ class Response:
 
 @dataclass
 class Claim:
-    """One checkable quantity parsed from a chain."""
+    """One checkable quantity parsed from a chain. ``span`` indexes the original chain. A number that
+    was seen and *not* taken is kept as a Claim with ``reason`` set (range, uncertainty, ...)."""
 
     kind: str
     value: Any
     unit: str = ""
     span: tuple[int, int] = (0, 0)
     text: str = ""
+    reason: str = ""
+
+
+@dataclass
+class Extraction:
+    """What an oracle read from a chain: the claims it will check, the numbers it saw and rejected
+    (each with its ``reason``), and notes such as a chain cut at the length cap."""
+
+    claims: list[Claim] = field(default_factory=list)
+    rejected: list[Claim] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -131,6 +147,24 @@ class Verdict:
     status: Status
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Score:
+    """One named score of one record (a scorer's accuracy, a checker's prediction). ``value`` is None
+    when the answer could not be scored (e.g. the judge never gave a valid verdict)."""
+
+    value: float | None
+    answer: str | None = None
+    explanation: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Score":
+        """Scores as stored; run directories written before 0.2 stored bare numbers."""
+        if isinstance(data, dict):
+            return cls(**{k: v for k, v in data.items() if k in ("value", "answer", "explanation", "meta")})
+        return cls(None if data is None else float(data))
 
 
 @dataclass
@@ -151,6 +185,10 @@ class Record:
     chain: str
     claims: list[dict[str, Any]] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    #: numbers the reader saw and did not take as claims, each with its reason
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    #: reader notes (e.g. chain truncated at the length cap)
+    notes: list[str] = field(default_factory=list)
     status: Status = "unparsable"
     accurate: bool | None = None
     cached: bool = False
@@ -159,8 +197,8 @@ class Record:
     completion_tokens: int = 0
     error: str | None = None
     intervention: str | None = None
-    #: named per-record scores from a task scorer (e.g. MSQA accuracy under two extraction rules)
-    scores: dict[str, float | None] = field(default_factory=dict)
+    #: named scores from a task scorer or a checker (e.g. MSQA accuracy under two extraction rules)
+    scores: dict[str, Score] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,13 +207,21 @@ class Record:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Record":
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        record = cls(**{k: v for k, v in data.items() if k in names})
+        record.scores = {k: Score.from_json(v) for k, v in (record.scores or {}).items()}
+        return record
+
+    def score_value(self, name: str) -> float | None:
+        score = self.scores.get(name)
+        return None if score is None else score.value
 
 
 def item_status(verdicts: list[Verdict]) -> Status:
-    """Fold claim verdicts into one item verdict: any violation wins, then any consistent claim;
+    """Fold claim verdicts into one item verdict: an error wins (the item cannot be judged), then any violation, then any consistent claim;
     an item whose claims all abstain abstains; an item with no claim is unparsable."""
     statuses = {v.status for v in verdicts}
+    if "error" in statuses:
+        return "error"
     if "violated" in statuses:
         return "violated"
     if "consistent" in statuses:

@@ -5,21 +5,43 @@ from __future__ import annotations
 
 import base64
 import html
-import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from matpcr.errors import MatpcrError
 from matpcr.table import format_table
 
+log = logging.getLogger("matpcr.report")
+
 
 def load_results(run_dir: str | Path) -> dict[str, Any]:
-    path = Path(run_dir) / "results.json"
-    if not path.exists():
-        raise MatpcrError(f"{run_dir}: no results.json (run `matpcr run` or `matpcr rescore` first)")
-    results = json.loads(path.read_text())
-    results.setdefault("run_dir", str(run_dir))
+    """A run's results.json (any schema version), checked against the typed schema."""
+    from matpcr.schema import load_results as load_typed
+
+    results = load_typed(Path(run_dir) / "results.json").to_json()
+    results["run_dir"] = results.get("run_dir") or str(run_dir)
+    if results.get("metrics") is None:
+        raise MatpcrError(f"{run_dir}: the run has no metrics yet (status {results.get('status')!r}); "
+                          f"finish it with `matpcr run --resume {run_dir}`")
     return results
+
+
+def plugin_sections(runs: list[dict[str, Any]], labels: list[str]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Tables that plugins declare (``register_report_sections``); a failing one is named, not fatal."""
+    from matpcr.plugins import get_manager
+
+    registry = get_manager().registry
+    out = []
+    for name in registry.names("report_sections"):
+        entry = registry.get("report_sections", name)
+        try:
+            sections = entry.factory(runs, labels)
+        except Exception as exc:
+            log.warning("report section %r of plugin %r failed: %s: %s", name, entry.plugin, type(exc).__name__, exc)
+            continue
+        out += [(s.title, list(s.header), [[str(c) for c in row] for row in s.rows]) for s in sections]
+    return out
 
 
 def run_label(results: dict[str, Any]) -> str:
@@ -30,7 +52,7 @@ def run_label(results: dict[str, Any]) -> str:
     return label
 
 
-def _rate_cell(rate: dict[str, Any] | None) -> str:
+def rate_cell(rate: dict[str, Any] | None) -> str:
     if not rate or rate.get("value") is None:
         return "–"
     return f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}] (n={rate['n']})"
@@ -123,10 +145,10 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
 
     sections: list[tuple[str, list[str], list[list[str]]]] = []
     sections.append(("PCR per model and constraint", ["model", *constraints, "overall"],
-                     [[lab, *[_rate_cell(r["metrics"]["constraints"].get(c, {}).get("pcr")) for c in constraints],
-                       _rate_cell(r["metrics"]["overall"]["pcr"])] for lab, r in zip(labels, runs)]))
+                     [[lab, *[rate_cell(r["metrics"]["constraints"].get(c, {}).get("pcr")) for c in constraints],
+                       rate_cell(r["metrics"]["overall"]["pcr"])] for lab, r in zip(labels, runs)]))
     sections.append(("PCR per model and modality", ["model", *modalities],
-                     [[lab, *[_rate_cell(r["metrics"]["modalities"].get(m, {}).get("pcr")) for m in modalities]]
+                     [[lab, *[rate_cell(r["metrics"]["modalities"].get(m, {}).get("pcr")) for m in modalities]]
                       for lab, r in zip(labels, runs)]))
     rows = []
     for lab, r in zip(labels, runs):
@@ -136,33 +158,17 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
                 continue
             c = m["status_counts"]
             cells4 = m.get("accuracy_vs_consistency") or {}
-            rows.append([lab, t, _rate_cell(m["pcr"]), _rate_cell(m.get("claim_violation_rate")), str(c["violated"]),
-                         str(c["abstain"]), str(c["unparsable"]), _rate_cell(m.get("accuracy")),
+            rows.append([lab, t, rate_cell(m.get("pcr")), rate_cell(m.get("claim_violation_rate")),
+                         str(c.get("violated", 0)), str(c.get("abstain", 0)), str(c.get("unparsable", 0)),
+                         str(c.get("error", 0)), rate_cell(m.get("accuracy")),
                          " ".join(f"{k}={cells4[k]}" for k in ("AC", "AI", "WC", "WI") if k in cells4) or "–"])
     sections.append(("Per task", ["model", "task", "PCR", "claim violation rate ρ", "violated", "abstain", "unparsable",
-                                  "accuracy", "cells"], rows))
-    rows = []
-    for lab, r in zip(labels, runs):
-        for t, m in r["metrics"]["tasks"].items():
-            for name, rate in (m.get("scores") or {}).items():
-                rows.append([lab, t, "all", name, _rate_cell(rate), str(rate.get("unscored", 0))])
-            for group, scores in (m.get("scores_by_group") or {}).items():
-                primary = next(iter(scores))
-                rows.append([lab, t, group, primary, _rate_cell(scores[primary]), str(scores[primary].get("unscored", 0))])
+                                  "error", "accuracy", "cells"], rows))
+    rows = [[lab, t, name, rate_cell(rate), str(rate.get("unscored", 0))]
+            for lab, r in zip(labels, runs) for t, m in r["metrics"]["tasks"].items()
+            for name, rate in (m.get("scores") or {}).items()]
     if rows:
-        sections.append(("Scored tasks (MSQA): accuracy by rule and by question type", ["model", "task", "question type",
-                                                                                        "score", "rate", "unscored"], rows))
-        judged = []
-        for lab, r in zip(labels, runs):
-            for t, m in r["metrics"]["tasks"].items():
-                sc = m.get("scores") or {}
-                if {"correct", "mostly_correct", "incorrect"} <= set(sc):
-                    judged.append([lab, t, _rate_cell(sc["accuracy"]),
-                                   f"{sc['correct']['numerator']}/{sc['mostly_correct']['numerator']}/{sc['incorrect']['numerator']}",
-                                   str(sc["accuracy"].get("unscored", 0)), json.dumps(r.get("judge") or {})])
-        if judged:
-            sections.append(("Long answers (judge): accuracy (correct/mostly correct/incorrect)",
-                             ["model", "task", "accuracy", "C/MC/I", "unjudged", "judge"], judged))
+        sections.append(("Declared scores (scorers and checkers)", ["model", "task", "score", "rate", "unscored"], rows))
     rows = []
     for lab, r in zip(labels, runs):
         inter = r["metrics"].get("intervention")
@@ -173,12 +179,16 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
                 continue
             rows.append([lab, t, f"{cell['pcr_before']:.3f}", f"{cell['pcr_after']:.3f}", str(cell["b"]), str(cell["c"]),
                          f"{cell['p']:.3g}", f"{cell.get('p_holm', float('nan')):.3g}", f"{cell.get('p_bh', float('nan')):.3g}",
-                         str(cell["residual_violations"]), f"{cell['claims_per_item_before']:.2f}→{cell['claims_per_item_after']:.2f}",
+                         str(cell["residual_violations"]), str(cell.get("withdrawn", 0)),
+                         f"{cell['claims_per_item_before']:.2f}→{cell['claims_per_item_after']:.2f}",
                          "–" if cell.get("accuracy_after") is None else f"{cell['accuracy_after']:.3f}"])
     if rows:
         sections.append(("Interventions (before → after, exact McNemar)",
                          ["model", "task", "PCR before", "PCR after", "b", "c", "p", "p Holm", "p BH", "residual",
-                          "claims/item", "accuracy after"], rows))
+                          "withdrawn", "claims/item", "accuracy after"], rows))
+
+    for title, header, body in plugin_sections(runs, labels):
+        sections.append((title, header, body))
 
     md = ["# matpcr report", "", "Runs: " + ", ".join(f"`{r['run_dir']}`" for r in runs), ""]
     for title, header, body in sections:
@@ -207,5 +217,5 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
 
 def summary_text(run_dirs: list[str | Path]) -> str:
     runs = [load_results(d) for d in run_dirs]
-    rows = [[run_label(r), t, _rate_cell(m["pcr"])] for r in runs for t, m in r["metrics"]["tasks"].items()]
+    rows = [[run_label(r), t, rate_cell(m["pcr"])] for r in runs for t, m in r["metrics"]["tasks"].items()]
     return format_table(rows, ["model", "task", "PCR"])

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from matpcr import scoring
 from matpcr.errors import MatpcrError
+from matpcr.protocols import Metric
 from matpcr.results import aggregate, git_revision, package_versions
 from matpcr.rundir import RunDir
+from matpcr.schema import SCHEMA_VERSION, Results, load_results
+
+
+def _intervention(config: dict[str, Any]) -> Any:
+    if not config.get("intervention"):
+        return None
+    from matpcr.plugins import get_manager
+
+    registry = get_manager(config.get("plugins", [])).registry
+    return registry.get("interventions", config["intervention"]).factory(**config.get("intervention_args", {}))
 
 
 def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None = None,
             output_dir: str | Path | None = None) -> dict[str, Any]:
     """Recompute claims, verdicts and metrics of a run from its stored chains and references.
 
-    With ``output_dir`` the original run stays untouched and the re-scored copy is written there.
+    With ``output_dir`` the original run stays untouched and the re-scored copy is written there (a new
+    or empty folder: an existing run is never overwritten).
     """
     source = RunDir(run_dir)
     config = source.read_config()
@@ -25,37 +36,49 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
     if not records:
         raise MatpcrError(f"{source.path}: no records in samples.jsonl to re-score")
     items = source.items()
+    if not items:
+        raise MatpcrError(f"{source.path}: no items.jsonl, so there are no references to re-score against "
+                          "(it is written by `matpcr run`; re-run the evaluation)")
     target = source
     if output_dir is not None:
         target = RunDir(output_dir)
+        if target.path.resolve() == source.path.resolve():
+            raise MatpcrError(f"--output-dir {output_dir} is the run being re-scored; omit it to re-score in place")
+        if target.path.exists() and (not target.path.is_dir() or any(target.path.iterdir())):
+            raise MatpcrError(f"--output-dir {output_dir} exists and is not an empty folder; pick a new one")
         target.path.mkdir(parents=True, exist_ok=True)
         for name in ("config.json", "items.jsonl"):
-            shutil.copy2(source.path / name, target.path / name)
-    by_task, merged = scoring.run_oracles(config, oracle_args)
-    oracles = {name: oracle for name, oracle in by_task.values()}
+            (target.path / name).write_bytes((source.path / name).read_bytes())
+    judges, merged = scoring.run_judges(config, oracle_args)
     missing = 0
     for record in records:
         item = items.get(f"{record.task}/{record.item_id}")
-        oracle = by_task.get(record.task, (None, None))[1]
-        if item is None or oracle is None:
+        judge = judges.get(record.task)
+        if item is None or judge is None:
             missing += 1
             continue
-        scoring.score_record(record, oracle, item)
+        scoring.score_record(record, judge, item)
+    if missing == len(records):
+        raise MatpcrError(f"{source.path}: none of the {missing} records has a stored item and a judge; nothing "
+                          "was re-scored")
     tmp = target.samples_path.with_suffix(".jsonl.tmp")
     tmp.unlink(missing_ok=True)
     with target.writer(tmp.name) as writer:
         writer.write_many([r.to_dict() for r in records])
     tmp.replace(target.samples_path)
-    previous = {}
-    if source.results_path.exists():
-        import json
-
-        previous = json.loads(source.results_path.read_text())
-    results = {**previous, "run_dir": str(target.path), "metrics": aggregate(records),
-               "rescored": {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "from": str(source.path),
-                            "oracle_args": merged, "records_without_item_or_oracle": missing,
-                            "versions": package_versions(), "git_revision": git_revision()},
-               "oracles": {n: {"params": getattr(o, "params", {}), "class": type(o).__qualname__} for n, o in oracles.items()}}
-    results.setdefault("config", config)
-    target.write_results(results)
-    return results
+    previous = load_results(source.results_path).to_json() if source.results_path.exists() else {
+        "schema_version": SCHEMA_VERSION, "status": "success", "created": "", "config": config}
+    # a checker's stored scores are kept and aggregated as its stored metric specs say
+    checker_metrics = [Metric(**{k: m[k] for k in ("name", "aggregation", "higher_is_better", "interval", "description")})
+                       for m in (previous.get("checker") or {}).get("metrics", [])]
+    declared = {task: [*judge.metrics, *checker_metrics] for task, judge in judges.items()}
+    results = Results.model_validate({
+        **previous, "schema_version": SCHEMA_VERSION, "run_dir": str(target.path),
+        "judged_by": {task: judge.describe() for task, judge in judges.items()},
+        "metrics": aggregate(records, declared, _intervention(config)),
+        "rescored": {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "from": str(source.path), "oracle_args": merged,
+                     "records_without_item_or_judge": missing, "versions": package_versions(),
+                     "git_revision": git_revision()}})
+    out = results.to_json()
+    target.write_results(out)
+    return out

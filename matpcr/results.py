@@ -1,7 +1,9 @@
 """Aggregating records into ``results.json`` and the end-of-run summary table.
 
-Every rate carries its bootstrap interval, n and number of sources. First answers (round 0,
-sample 0) give the headline metrics; an intervention section compares them with the final round.
+The aggregator is generic: it groups first answers (round 0, sample 0) by task, constraint and
+modality and computes, for each group, the metrics its oracles, scorers and checker *declare*
+(``protocols.Metric``), each with its bootstrap interval, n and number of sources. An intervention
+summarises its own rounds (``Intervention.summarize``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from typing import Any, TextIO
 import numpy as np
 
 from matpcr import stats
-from matpcr.records import Record
-from matpcr.rundir import SCHEMA_VERSION
+from matpcr.protocols import Intervention, Metric, Oracle
+from matpcr.records import STATUSES, Record
+from matpcr.schema import SCHEMA_VERSION, Results
 from matpcr.table import format_table
 
-PACKAGES = ("matpcr", "numpy", "scipy", "torch", "transformers", "pymatgen", "scikit-image", "pluggy", "vllm", "peft")
+PACKAGES = ("matpcr", "numpy", "scipy", "torch", "transformers", "pymatgen", "scikit-image", "pluggy", "peft")
+ORACLE_METRICS = Oracle.metrics
+MAX_ERRORS_SHOWN = 5
 
 
 def package_versions() -> dict[str, str | None]:
@@ -62,88 +67,109 @@ def final_answers(records: list[Record]) -> dict[tuple[str, str, int, int], Reco
     return last
 
 
-def _checkable(r: Record) -> bool:
+def checkable(r: Record) -> bool:
     return r.status in ("consistent", "violated")
 
 
-def _score_rate(records: list[Record], name: str, n_boot: int, seed: int) -> dict[str, Any]:
-    scored = [r for r in records if r.scores.get(name) is not None]
-    rate = stats.bootstrap_rate([float(r.scores[name]) for r in scored], [r.source_id for r in scored],
+def _mean_metric(records: list[Record], name: str, n_boot: int, seed: int) -> dict[str, Any]:
+    scored = [r for r in records if r.score_value(name) is not None]
+    rate = stats.bootstrap_rate([float(r.score_value(name)) for r in scored], [r.source_id for r in scored],  # type: ignore[arg-type]
                                 n_boot=n_boot, seed=seed).to_dict()
     rate["unscored"] = len(records) - len(scored)
     return rate
 
 
-def summarize(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 0) -> dict[str, Any]:
-    """Metrics of one group of records (first answers)."""
-    counts = {s: 0 for s in ("consistent", "violated", "abstain", "unparsable")}
-    for r in records:
-        counts[r.status] += 1
-    statuses = [r.status for r in records]
+def _oracle_metric(records: list[Record], metric: Metric, n_boot: int, seed: int) -> dict[str, Any] | None:
     sources = [r.source_id for r in records]
-    out: dict[str, Any] = {"n_records": len(records), "status_counts": counts,
-                           "pcr": stats.pcr(statuses, sources, n_boot=n_boot, seed=seed).to_dict()}
-    viol = [sum(v["status"] == "violated" for v in r.verdicts) for r in records]
-    chk = [sum(v["status"] in ("consistent", "violated") for v in r.verdicts) for r in records]
-    out["claim_violation_rate"] = stats.violation_rate(viol, chk, sources, n_boot=n_boot, seed=seed).to_dict()
-    acc = [r for r in records if r.accurate is not None and _checkable(r)]
-    if acc:
-        out["accuracy"] = stats.bootstrap_rate([float(r.accurate) for r in acc], [r.source_id for r in acc],
-                                               n_boot=n_boot, seed=seed).to_dict()
+    if metric.aggregation == "pcr":
+        return stats.pcr([r.status for r in records], sources, n_boot=n_boot, seed=seed).to_dict()
+    if metric.aggregation == "claim_rate":
+        viol = [sum(v["status"] == "violated" for v in r.verdicts) for r in records]
+        chk = [sum(v["status"] in ("consistent", "violated") for v in r.verdicts) for r in records]
+        return stats.violation_rate(viol, chk, sources, n_boot=n_boot, seed=seed).to_dict()
+    acc = [r for r in records if r.accurate is not None and checkable(r)]
+    if not acc:
+        return None
+    return stats.bootstrap_rate([float(r.accurate) for r in acc], [r.source_id for r in acc],  # type: ignore[arg-type]
+                                n_boot=n_boot, seed=seed).to_dict()
+
+
+def summarize(records: list[Record], metrics: list[Metric] | tuple[Metric, ...] = ORACLE_METRICS,
+              n_boot: int = stats.DEFAULT_B, seed: int = 0) -> dict[str, Any]:
+    """The declared metrics of one group of records (first answers), with status counts and errors."""
+    counts = {s: 0 for s in STATUSES}
+    for r in records:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    out: dict[str, Any] = {"n_records": len(records), "status_counts": counts, "scores": {}}
+    mean_names = []
+    for metric in metrics:
+        if metric.aggregation == "mean":
+            mean_names.append(metric.name)
+        elif metric.name not in out:
+            out[metric.name] = _oracle_metric(records, metric, n_boot, seed)
+    if "accuracy" in out and out["accuracy"] is not None:
+        acc = [r for r in records if r.accurate is not None and checkable(r)]
         out["accuracy_vs_consistency"] = stats.four_cells([bool(r.accurate) for r in acc],
                                                           [r.status == "consistent" for r in acc])
-    names = sorted({k for r in records for k in r.scores})
-    if names:
-        out["scores"] = {n: _score_rate(records, n, n_boot, seed) for n in names}
-        groups = sorted({r.meta.get("group") for r in records if r.meta.get("group")})
-        if groups:
-            out["scores_by_group"] = {g: {n: _score_rate([r for r in records if r.meta.get("group") == g], n, n_boot, seed)
-                                          for n in names} for g in groups}
-    errors = sum(1 for r in records if r.error)
-    if errors:
-        out["generation_errors"] = errors
+    present = [n for n in dict.fromkeys(mean_names) if any(n in r.scores for r in records)]
+    out["scores"] = {n: _mean_metric(records, n, n_boot, seed) for n in present}
+    groups = sorted({str(r.meta["group"]) for r in records if r.meta.get("group")})
+    if present and groups:
+        out["scores_by_group"] = {g: {n: _mean_metric([r for r in records if str(r.meta.get("group")) == g], n,
+                                                      n_boot, seed) for n in present} for g in groups}
+    out["generation_errors"] = sum(1 for r in records if r.error)
+    errors = [r for r in records if r.status == "error"]
+    out["errors"] = [f"{r.key}: {r.meta.get('scoring_error', '')}" for r in errors[:MAX_ERRORS_SHOWN]]
     return out
 
 
-def intervention_summary(records: list[Record], n_boot: int, seed: int) -> dict[str, Any]:
-    """Before (round 0) versus after (last round reached) per task, with exact McNemar tests."""
+def paired_rounds(records: list[Record], n_boot: int, seed: int) -> dict[str, Any]:
+    """Before (round 0) versus after (the last round reached) for one task, with the exact McNemar test.
+
+    Pairs whose first answer was checkable are kept even when the revision is not: an answer whose claims
+    were withdrawn (no longer checkable) is counted as ``withdrawn`` and, in ``pcr_after_with_withdrawn``,
+    as not consistent, so an "improvement" made by saying less stays visible."""
+    first = {(r.item_id, r.seed, r.sample): r for r in records if r.round == 0}
+    last = final_answers(records)
+    pairs_all = [(first[(i, s, n)], last[(t, i, s, n)]) for (t, i, s, n) in last if (i, s, n) in first]
+    cell: dict[str, Any] = {}
+    if not any(b.round > 0 for _, b in pairs_all):
+        return cell
+    before_ok = [(a, b) for a, b in pairs_all if checkable(a)]
+    pairs = [(a, b) for a, b in before_ok if checkable(b)]
+    withdrawn = [(a, b) for a, b in before_ok if not checkable(b)]
+    cell.update({"n_pairs": len(pairs), "withdrawn": len(withdrawn),
+                 "claims_per_item_before": float(np.mean([len(a.claims) for a, _ in before_ok])) if before_ok else None,
+                 "claims_per_item_after": float(np.mean([len(b.claims) for _, b in before_ok])) if before_ok else None})
+    if before_ok:
+        src = [a.source_id for a, _ in before_ok]
+        cell["pcr_after_with_withdrawn"] = stats.bootstrap_rate(
+            [float(b.status == "consistent") for _, b in before_ok], src, n_boot=n_boot, seed=seed).to_dict()
+    if pairs:
+        before = [a.status == "consistent" for a, _ in pairs]
+        after = [b.status == "consistent" for _, b in pairs]
+        cell.update(stats.paired_outcomes(before, after))
+        src = [a.source_id for a, _ in pairs]
+        cell["pcr_before_ci"] = stats.bootstrap_rate(before, src, n_boot=n_boot, seed=seed).to_dict()
+        cell["pcr_after_ci"] = stats.bootstrap_rate(after, src, n_boot=n_boot, seed=seed).to_dict()
+        cell["residual_violations"] = int(sum(not x for x in after))
+        acc_after = [b.accurate for _, b in pairs if b.accurate is not None]
+        cell["accuracy_after"] = float(np.mean(acc_after)) if acc_after else None
+        cell["rounds_used"] = float(np.mean([b.round for _, b in pairs]))
+    return cell
+
+
+def intervention_summary(records: list[Record], intervention: Intervention | None, n_boot: int,
+                         seed: int) -> dict[str, Any]:
+    """Each task's figures from the intervention's ``summarize``, then Holm and BH across the run's
+    tasks for the cells that carry a McNemar p-value."""
     by_task: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         by_task[r.task].append(r)
-    cells: dict[str, Any] = {}
-    for task, recs in sorted(by_task.items()):
-        first = {(r.item_id, r.seed, r.sample): r for r in recs if r.round == 0}
-        last = final_answers(recs)
-        pairs = [(first[(i, s, n)], last[(t, i, s, n)]) for (t, i, s, n) in last if (i, s, n) in first]
-        pairs = [(a, b) for a, b in pairs if _checkable(a) and _checkable(b)]
-        cell: dict[str, Any] = {"n_pairs": len(pairs)}
-        revised = any(r.round > 0 for r in recs) or not any(r.sample > 0 for r in recs)
-        if pairs and revised:  # best-of-N alone has no before/after pairs, only its own bounds
-            before = [a.status == "consistent" for a, _ in pairs]
-            after = [b.status == "consistent" for _, b in pairs]
-            cell.update(stats.paired_outcomes(before, after))
-            src = [a.source_id for a, _ in pairs]
-            cell["pcr_before_ci"] = stats.bootstrap_rate(before, src, n_boot=n_boot, seed=seed).to_dict()
-            cell["pcr_after_ci"] = stats.bootstrap_rate(after, src, n_boot=n_boot, seed=seed).to_dict()
-            cell["residual_violations"] = int(sum(not x for x in after))
-            cell["claims_per_item_before"] = float(np.mean([len(a.claims) for a, _ in pairs]))
-            cell["claims_per_item_after"] = float(np.mean([len(b.claims) for _, b in pairs]))
-            acc_after = [b.accurate for _, b in pairs if b.accurate is not None]
-            cell["accuracy_after"] = float(np.mean(acc_after)) if acc_after else None
-            cell["rounds_used"] = float(np.mean([b.round for _, b in pairs]))
-        samples = sorted({r.sample for r in recs})
-        if len(samples) > 1:
-            groups: dict[tuple[str, int], list[Record]] = defaultdict(list)
-            for r in recs:
-                if r.round == 0 and _checkable(r):
-                    groups[(r.item_id, r.seed)].append(r)
-            picks = [float(np.mean([g.status == "consistent" for g in grp])) for grp in groups.values()]
-            best = [float(any(g.status == "consistent" for g in grp)) for grp in groups.values()]
-            cell["best_of_n"] = {"n_items": len(groups), "samples": len(samples),
-                                 "random_pick_pcr": float(np.mean(picks)) if picks else None,
-                                 "oracle_upper_bound_pcr": float(np.mean(best)) if best else None}
-        cells[task] = cell
-    tested = [t for t, c in cells.items() if "p" in c]  # the family of tests in this run
+    summarize_task = intervention.summarize if intervention is not None else (
+        lambda recs, n_boot, seed: paired_rounds(recs, n_boot, seed))
+    cells = {task: summarize_task(recs, n_boot, seed) for task, recs in sorted(by_task.items())}
+    tested = [t for t, c in cells.items() if "p" in c]
     for name, adjusted in (("p_holm", stats.holm([cells[t]["p"] for t in tested])),
                            ("p_bh", stats.benjamini_hochberg([cells[t]["p"] for t in tested]))):
         for t, p in zip(tested, adjusted):
@@ -151,7 +177,12 @@ def intervention_summary(records: list[Record], n_boot: int, seed: int) -> dict[
     return cells
 
 
-def aggregate(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 0) -> dict[str, Any]:
+def aggregate(records: list[Record], declared: dict[str, list[Metric]] | None = None,
+              intervention: Intervention | None = None, n_boot: int = stats.DEFAULT_B,
+              seed: int = 0) -> dict[str, Any]:
+    """Metrics per task, constraint, modality and overall. ``declared`` maps a task to its metrics (the
+    judge's plus the checker's); a group's metrics are the union over its tasks."""
+    declared = declared or {}
     first = first_answers(records)
     by: dict[str, dict[str, list[Record]]] = {"tasks": defaultdict(list), "constraints": defaultdict(list),
                                                "modalities": defaultdict(list)}
@@ -159,59 +190,67 @@ def aggregate(records: list[Record], n_boot: int = stats.DEFAULT_B, seed: int = 
         by["tasks"][r.task].append(r)
         by["constraints"][r.constraint].append(r)
         by["modalities"][r.modality].append(r)
-    out: dict[str, Any] = {"overall": summarize(first, n_boot, seed)}
+
+    def metrics_of(recs: list[Record]) -> list[Metric]:
+        union: dict[str, Metric] = {}
+        for task in sorted({r.task for r in recs}):
+            for m in declared.get(task, ORACLE_METRICS):
+                union.setdefault(m.name, m)
+        return list(union.values()) or list(ORACLE_METRICS)
+
+    out: dict[str, Any] = {"overall": summarize(first, metrics_of(first), n_boot, seed)}
     for group, parts in by.items():
-        out[group] = {name: summarize(recs, n_boot, seed) for name, recs in sorted(parts.items())}
-    checked = [r for r in first if r.meta.get("checker")]
-    if checked:
-        predicted = [float(r.meta["checker"]["predicted"] == "violated") for r in checked]
-        both = [r for r in checked if _checkable(r)]
-        out["checker"] = {
-            "name": checked[0].meta["checker"]["name"],
-            "predicted_violation_rate": stats.bootstrap_rate(predicted, [r.source_id for r in checked],
-                                                             n_boot=n_boot, seed=seed).to_dict(),
-            "agreement_with_oracle": stats.bootstrap_rate(
-                [float((r.meta["checker"]["predicted"] == "violated") == (r.status == "violated")) for r in both],
-                [r.source_id for r in both], n_boot=n_boot, seed=seed).to_dict() if both else None,
-        }
+        out[group] = {name: summarize(recs, metrics_of(recs), n_boot, seed) for name, recs in sorted(parts.items())}
     treated = [r for r in records if r.intervention]
     if treated:
-        out["intervention"] = {"name": treated[0].intervention, **intervention_summary(treated, n_boot, seed)}
+        out["intervention"] = {"name": treated[0].intervention,
+                               **intervention_summary(treated, intervention, n_boot, seed)}
     return out
 
 
-def build_results(evaluation: Any, records: list[Record], started: float) -> dict[str, Any]:
+def declared_metrics(judges: dict[str, Any], checker: Any = None) -> dict[str, list[Metric]]:
+    extra = list(checker.metrics) if checker is not None else []
+    return {task: [*judge.metrics, *extra] for task, judge in judges.items()}
+
+
+def build_results(evaluation: Any, records: list[Record], started: float, status: str = "success",
+                  error: str | None = None) -> dict[str, Any]:
+    """The typed results object of a run (``schema.Results``), as JSON-ready data."""
     config = evaluation.config
+    plan = evaluation.plan
     provenance = {}
     for task in evaluation.tasks:
-        metas = [i.meta for k, i in evaluation.items.items() if k.startswith(task.task + "/")]
+        items = plan.items_of(task.task)
+        metas = [i.meta for i in items]
         provenance[task.task] = {
             "loader": task.loader, "version": task.version, "config_path": task.path,
             "data_dir": str(evaluation.data_dir) if evaluation.data_dir else None,
             "datasets": sorted({str(m.get("dataset")) for m in metas if m.get("dataset")}),
             "licences": sorted({str(m.get("licence")) for m in metas if m.get("licence")}),
-            "n_items": len(metas),
-            "loader_report": evaluation.loader_reports.get(task.task),
-            "unusable_items": {k: v for k, v in evaluation.bad_items.items() if k.startswith(task.task + "/")},
+            "n_items": len(items),
+            "loader_report": plan.loader_reports.get(task.task),
+            "unusable_items": {k: v for k, v in plan.bad_items.items() if k.startswith(task.task + "/")},
         }
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "status": "success",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "run_dir": str(evaluation.run.path),
-        "config": config.to_dict(),
-        "tasks_config": {t.task: t.to_dict() for t in evaluation.tasks},
-        "versions": package_versions(),
-        "git_revision": git_revision(),
-        "model": evaluation._identity() if evaluation._backend is not None or evaluation.stats["generated"] else
-        {"spec": config.model},
-        "oracles": {name: {"params": getattr(o, "params", {}), "class": type(o).__qualname__}
-                    for name, o in evaluation.oracles.items()},
-        "judge": dict(evaluation._judge_backend.identity) if evaluation._judge_backend is not None else None,
-        "data": provenance,
-        "timing": {"wall_s": time.time() - started, **evaluation.stats},
-        "metrics": aggregate(records),
-    }
+    executor, judge_executor = evaluation.executor, evaluation.judge_executor
+    checker = evaluation.checker
+    results = Results(
+        schema_version=SCHEMA_VERSION, status=status, error=error,  # type: ignore[arg-type]
+        created=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        finished=None if status == "started" else time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        run_dir=str(evaluation.run.path), config=config.to_dict(),
+        tasks_config={t.task: t.to_dict() for t in evaluation.tasks},
+        versions=package_versions(), git_revision=git_revision(),
+        model=executor.identity if executor.started else {"spec": config.model},
+        judged_by={task: judge.describe() for task, judge in evaluation.judges.items()},
+        judge=judge_executor.identity if judge_executor is not None and judge_executor.started else None,
+        checker={"kind": "checker", "class": type(checker).__qualname__, "params": dict(checker.params),
+                 "metrics": [m.to_dict() for m in checker.metrics]} if checker is not None else None,
+        data=provenance,
+        timing={"wall_s": time.time() - started, **executor.stats, "resumed": evaluation.resumed,
+                **({f"judge_{k}": v for k, v in judge_executor.stats.items()} if judge_executor else {})},
+        metrics=aggregate(records, declared_metrics(evaluation.judges, checker), evaluation.intervention),
+    )
+    return results.to_json()
 
 
 def _fmt_rate(rate: dict[str, Any] | None) -> str:
@@ -220,17 +259,31 @@ def _fmt_rate(rate: dict[str, Any] | None) -> str:
     return f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}]"
 
 
+def primary_score(results: dict[str, Any], task: str) -> dict[str, Any] | None:
+    """A scored task's primary metric (the first it declares), for summary tables."""
+    spec = (results.get("judged_by") or {}).get(task) or {}
+    if spec.get("kind") != "scorer":
+        return None
+    names = [m["name"] for m in spec.get("metrics", [])]
+    scores = results["metrics"]["tasks"].get(task, {}).get("scores", {})
+    return next((scores[n] for n in names if n in scores), None)
+
+
 def summary_rows(results: dict[str, Any]) -> list[list[str]]:
     rows = []
     metrics = results["metrics"]
     for name, m in [*metrics["tasks"].items(), ("overall", metrics["overall"])]:
         c = m["status_counts"]
-        rows.append([name, str(m["n_records"]), str(c["consistent"] + c["violated"]), _fmt_rate(m["pcr"]),
-                     str(c["violated"]), str(c["abstain"]), str(c["unparsable"]), _fmt_rate(m.get("accuracy"))])
+        score = primary_score(results, name)
+        rows.append([name, str(m["n_records"]), str(c.get("consistent", 0) + c.get("violated", 0)),
+                     _fmt_rate(m.get("pcr")), str(c.get("violated", 0)), str(c.get("abstain", 0)),
+                     str(c.get("unparsable", 0)), str(c.get("error", 0)),
+                     _fmt_rate(score if score is not None else m.get("accuracy"))])
     return rows
 
 
-SUMMARY_HEADER = ["task", "records", "checkable", "PCR [95% CI]", "violated", "abstain", "unparsable", "accuracy"]
+SUMMARY_HEADER = ["task", "records", "checkable", "PCR [95% CI]", "violated", "abstain", "unparsable", "error",
+                  "accuracy"]
 
 
 def print_summary(results: dict[str, Any], file: TextIO = sys.stdout) -> None:
@@ -240,3 +293,7 @@ def print_summary(results: dict[str, Any], file: TextIO = sys.stdout) -> None:
         print(f"run dir: {results['run_dir']}  ({timing.get('generated', 0)} generated, "
               f"{timing.get('cached', 0)} cached, {timing.get('resumed', 0)} resumed, {timing.get('wall_s', 0):.1f} s)",
               file=file)
+    errors = results["metrics"]["overall"].get("errors") or []
+    if errors:
+        print(f"{results['metrics']['overall']['status_counts'].get('error', 0)} record(s) could not be judged "
+              f"(status error), e.g. {errors[0]}", file=file)

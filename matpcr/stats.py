@@ -30,7 +30,10 @@ class Rate:
     n_boot: int = DEFAULT_B
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The rate with the Hoeffding half-width beside the bootstrap interval (the paper reports both)."""
+        out = asdict(self)
+        out["hoeffding_halfwidth"] = hoeffding_halfwidth(self.n, 1 - self.confidence) if self.n else None
+        return out
 
 
 def bootstrap_rate(

@@ -10,6 +10,7 @@ sensitivity grid over the oracle's main tolerance.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,11 @@ import numpy as np
 
 from matpcr.errors import MatpcrError
 from matpcr.plugins import get_manager
-from matpcr.protocols import Oracle
+from matpcr.protocols import Oracle, as_loader
 from matpcr.records import Claim, Item, item_status
 from matpcr.tasks import TaskConfig, discover
+
+log = logging.getLogger("matpcr.validate")
 
 DEFAULT_RATES = (0.1, 0.3, 0.5)
 TOLERANCE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -41,23 +44,23 @@ def references_for(oracle_name: str, data_dir: Path | None, max_refs: int | None
     if not tasks:
         raise MatpcrError(f"no task uses oracle {oracle_name!r}, so there are no references to plant into")
     tasks.sort(key=lambda t: t.modality != "text")  # text tasks avoid rendering images
-    seen: dict[str, Item] = {}
+    seen: dict[str, Item | None] = {}
     loaders_done = set()
     for task in tasks:
         key = (task.loader, repr(sorted(task.loader_args.items())))
         if key in loaders_done or (max_refs and sum(v is not None for v in seen.values()) >= max_refs):
             continue
         loaders_done.add(key)
-        loader = manager.registry.get("tasks", task.loader).factory()
+        loader = as_loader(manager.registry.get("tasks", task.loader).factory())
         for item in loader.load(task, data_dir):
             ref_key = str(item.reference.get("file", item.id))
             if ref_key in seen:
                 continue
-            complete = getattr(loader, "complete", None)
             try:
-                seen[ref_key] = complete(item) if complete else item
-            except Exception:  # unreadable reference files are skipped (and counted)
-                seen[ref_key] = None  # type: ignore[assignment]
+                seen[ref_key] = loader.complete(item)
+            except Exception as exc:  # an unreadable reference file is skipped (logged with --verbose)
+                log.info("reference %s skipped: %s: %s", ref_key, type(exc).__name__, exc)
+                seen[ref_key] = None
             if max_refs and sum(v is not None for v in seen.values()) >= max_refs:
                 break
     return [v for v in seen.values() if v is not None]
@@ -105,29 +108,32 @@ def validate(oracles: list[str] | None = None, rates: tuple[float, ...] = DEFAUL
         oracle = factory(**args)
         items = references_for(name, data_dir, max_refs)
         refs = []
+        skipped = 0
         probe = np.random.default_rng(0)
         for item in items:
             try:
                 prepared = oracle.prepare(item.reference)
                 oracle.plant_consistent(prepared, probe)  # references without the needed field are skipped
                 refs.append((item, prepared))
-            except Exception:
-                continue
+            except Exception as exc:
+                log.info("%s: reference %s skipped: %s: %s", name, item.id, type(exc).__name__, exc)
+                skipped += 1
         digest = hashlib.sha256("".join(sorted(i.source_id for i, _ in refs)).encode()).hexdigest()[:12]
-        entry: dict[str, Any] = {"n_references": len(refs), "references_sha": digest, "params": oracle.params,
+        entry: dict[str, Any] = {"n_references": len(refs), "references_skipped": skipped,
+                                 "references_sha": digest, "params": oracle.params,
                                  "by_rate": {}, "sensitivity": {}}
         planted_by_rate = {}
         for rate in rates:
             planted = plant(oracle, refs, rate, per_reference, seed)
             planted_by_rate[rate] = planted
             entry["by_rate"][str(rate)] = judge(oracle, planted)
-        param = getattr(oracle, "tolerance_param", None)
+        param = oracle.tolerance_param
         if param and refs:
             mid = planted_by_rate[rates[len(rates) // 2]]
-            values = getattr(oracle, "sensitivity_values", None) or [oracle.params[param] * f for f in TOLERANCE_FACTORS]
+            values = oracle.sensitivity_values or [oracle.params[param] * f for f in TOLERANCE_FACTORS]
             for value in values:
                 varied = factory(**{**args, param: value})
-                # references are re-prepared only when preparation depends on the parameter
+                # the planted claims are judged against references prepared with the default parameters
                 entry["sensitivity"][f"{param}={value:g}"] = judge(varied, mid)
         report["oracles"][name] = entry
     return report

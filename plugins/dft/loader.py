@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
@@ -22,7 +23,7 @@ QUESTIONS = {
 FIELD = {"stability": "e_above_hull", "metallicity": "band_gap", "magnetism": "total_magnetization"}
 
 
-class MaterialsLoader:
+class MaterialsLoader(TaskLoader):
     data_sets = ("mp_piezo_features", "mp_thermomagnetic_fm", "mp40_chemeleon", "mp_chemsys_hull_entries",
                  "alexandria_ternary_hull", "computed_materials_devsets")
 

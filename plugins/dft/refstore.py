@@ -37,7 +37,7 @@ def register_commands(cli: Any) -> None:
         """Import the staged sets (--data-dir) or one CSV/JSON FILE with a column mapping."""
         from pathlib import Path
 
-        from matpcr.engine import resolve_data_dir
+        from matpcr.datadir import resolve_data_dir
         from matpcr.errors import MatpcrError
         from matpcr.spec import parse_kv
         from matpcr_plugins.dft.store import ReferenceStore, import_staged, import_table

@@ -7,9 +7,12 @@ samples to differ: temperature 0.7 unless the task or ``--generation`` says othe
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
-from matpcr import hookimpl
+import numpy as np
+
+from matpcr import hookimpl, stats
 from matpcr.protocols import FollowUp, Intervention
 from matpcr.records import Record, Request, Verdict
 from matpcr_plugins.interventions.base import parse_constraints
@@ -26,6 +29,21 @@ class BestOfN(Intervention):
 
     def follow_up(self, record: Record, request: Request, verdicts: list[Verdict]) -> FollowUp | None:
         return None
+
+    def summarize(self, records: list[Record], n_boot: int, seed: int) -> dict[str, Any]:
+        """Random-pick PCR (the mean over samples of an item) and the oracle upper bound (any sample
+        consistent), over items with at least one checkable sample; no before/after test applies."""
+        groups: dict[tuple[str, int], list[Record]] = defaultdict(list)
+        for r in records:
+            if r.round == 0 and r.status in ("consistent", "violated"):
+                groups[(r.item_id, r.seed)].append(r)
+        picks = [float(np.mean([g.status == "consistent" for g in grp])) for grp in groups.values()]
+        best = [float(any(g.status == "consistent" for g in grp)) for grp in groups.values()]
+        sources = [grp[0].source_id for grp in groups.values()]
+        return {"best_of_n": {
+            "n_items": len(groups), "samples": len({r.sample for r in records}),
+            "random_pick_pcr": stats.bootstrap_rate(picks, sources, n_boot=n_boot, seed=seed).to_dict(),
+            "oracle_upper_bound_pcr": stats.bootstrap_rate(best, sources, n_boot=n_boot, seed=seed).to_dict()}}
 
 
 @hookimpl

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
@@ -65,7 +66,7 @@ def read_msqa(spec: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-class MSQALoader:
+class MSQALoader(TaskLoader):
     """``loader_args``: ``path`` (default: DATA_DIR/msqa), ``kind`` (binary | long), ``mode`` (direct | cot | rag),
     ``corpus`` (JSONL of paragraphs for rag)."""
 

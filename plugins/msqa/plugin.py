@@ -1,4 +1,4 @@
-"""Registers the MSQA loader, its scorers and `matpcr export lm-eval` (imports nothing heavy)."""
+"""MSQA: the loader, its scorers, a report section and `matpcr export lm-eval` (imports nothing heavy)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def register_tasks(register: Any) -> None:
 
 
 @hookimpl
-def register_oracles(register: Any) -> None:
+def register_scorers(register: Any) -> None:
     register("msqa_binary", _binary, "MSQA YES/NO scorer: the paper's keyword rule and a robust final-answer rule")
     register("msqa_binary_cot", lambda **p: _binary(cot=True, **p),
              "MSQA YES/NO scorer for chain-of-thought: the paper's rule reads only the last five characters")
@@ -52,9 +52,19 @@ def register_commands(cli: Any) -> None:
     @click.option("--path", default=None, help="MSQA JSON file or folder (overrides --data-dir).")
     def export_lm_eval(out_dir: str, data_dir: str | None, path: str | None) -> None:
         """Write lm-evaluation-harness task YAML for the MSQA binary tasks (same prompts as matpcr)."""
-        from matpcr.engine import resolve_data_dir
+        from matpcr.datadir import resolve_data_dir
         from matpcr_plugins.msqa.export import export_lm_eval as do_export
 
         written = do_export(out_dir, path or (resolve_data_dir(data_dir) or ".") / "msqa")
         for p in written:
             click.echo(p)
+
+
+@hookimpl
+def register_report_sections(register: Any) -> None:
+    def sections(runs: list[dict[str, Any]], labels: list[str]) -> list[Any]:
+        from matpcr_plugins.msqa.report import msqa_sections
+
+        return msqa_sections(runs, labels)
+
+    register("msqa", sections, "MSQA accuracy by rule and question type; judged long answers")

@@ -7,7 +7,8 @@ import json
 import re
 from typing import Any
 
-from matpcr.records import Item, Message, Request, Sampling, text_part
+from matpcr.protocols import Metric, Scorer
+from matpcr.records import Item, Message, Request, Sampling, Score, text_part
 
 _WORD = re.compile(r"\b(yes|no|true|false)\b", re.I)
 _FINAL = re.compile(r"(?:final answer|answer)\s*(?:is)?\s*[:=]?\s*\**\s*(yes|no|true|false)\b", re.I)
@@ -41,25 +42,28 @@ def robust_answer(chain: str) -> str | None:
     return "YES" if choice.lower() in ("yes", "true") else "NO"
 
 
-class BinaryScorer:
+class BinaryScorer(Scorer):
     """Scores ``accuracy_paper_rule`` (primary, as in the paper: no keyword = wrong) and
     ``accuracy_robust`` (final-answer extraction; no answer = wrong), plus ``answered_robust``."""
 
     name = "msqa_binary"
     constraint = "msqa"
     primary = "accuracy_paper_rule"
-    params: dict[str, Any] = {}
+    metrics = (Metric("accuracy_paper_rule", description="MSQA's rule: whole-word YES/NO keyword, both or neither = wrong"),
+               Metric("accuracy_robust", description="the committed final answer (answer: yes/no, else first/last word)"),
+               Metric("answered_robust", description="share of replies with a readable YES/NO answer"))
 
     def __init__(self, cot: bool = False):
         self.cot = bool(cot)
         self.params = {"cot": self.cot}
 
-    def score(self, chain: str, item: Item, meta: dict[str, Any]) -> dict[str, float | None]:
+    def score(self, chain: str, item: Item, context: dict[str, Any]) -> dict[str, Score]:
         label = str(item.reference["label"]).strip().upper()
         paper = paper_rule(chain, self.cot)
         robust = robust_answer(chain)
-        return {"accuracy_paper_rule": float(paper == label), "accuracy_robust": float(robust == label),
-                "answered_robust": float(robust is not None)}
+        return {"accuracy_paper_rule": Score(float(paper == label), paper),
+                "accuracy_robust": Score(float(robust == label), robust),
+                "answered_robust": Score(float(robust is not None), robust)}
 
 
 JUDGE_PROMPT = """Your task is to evaluate the accuracy of LLM-generated answers to materials science questions by comparing them to expert-validated "gold" answers.
@@ -99,19 +103,22 @@ def parse_judgement(text: str) -> dict[str, Any] | None:
     return None
 
 
-class LongAnswerScorer:
+class LongAnswerScorer(Scorer):
     """Scores ``accuracy`` (correct + mostly correct) and one-hot ``correct``, ``mostly_correct``,
     ``incorrect`` from the judge's verdict; unjudged answers score None and are counted apart."""
 
     name = "msqa_judge"
     constraint = "msqa"
     primary = "accuracy"
-    max_attempts = 3
+    needs_model = True
+    stage_attempts = 3
+    metrics = (Metric("accuracy", description="(correct + mostly correct) / judged, the MSQA paper's long-answer rule"),
+               Metric("correct"), Metric("mostly_correct"), Metric("incorrect", higher_is_better=False))
 
     def __init__(self, max_new_tokens: int = 256):
         self.params = {"max_new_tokens": int(max_new_tokens)}
 
-    def judge_request(self, item: Item, answer: str, attempt: int) -> Request:
+    def stage_request(self, item: Item, answer: str, attempt: int) -> Request:
         user = (f"Question: {item.reference['question']}\n\nGold answer: {item.reference['answer']}\n\n"
                 f"Inference answer: {answer}")
         messages = [Message("system", [text_part(JUDGE_PROMPT)]), Message("user", [text_part(user)])]
@@ -121,14 +128,22 @@ class LongAnswerScorer:
             sampling = Sampling(max_new_tokens=self.params["max_new_tokens"], temperature=0.3)
         return Request(messages, sampling, seed=attempt)
 
-    parse_judgement = staticmethod(parse_judgement)
+    def stage_parse(self, text: str) -> dict[str, Any] | None:
+        return parse_judgement(text)
 
-    def score(self, chain: str, item: Item, meta: dict[str, Any]) -> dict[str, float | None]:
-        judgment = (meta.get("judge") or {}).get("judgment")
+    def score(self, chain: str, item: Item, context: dict[str, Any]) -> dict[str, Score]:
+        stage = context.get("stage") or {}
+        verdict = stage.get("result", stage if "judgment" in stage else None) or {}  # 0.1 runs stored it flat
+        judgment = verdict.get("judgment")
+        meta = {"attempts": stage.get("attempts"), "judge": stage.get("model")}
         if judgment is None:
-            return {"accuracy": None, "correct": None, "mostly_correct": None, "incorrect": None}
-        return {"accuracy": float(judgment in ("correct", "mostly correct")), "correct": float(judgment == "correct"),
-                "mostly_correct": float(judgment == "mostly correct"), "incorrect": float(judgment == "incorrect")}
+            return {name: Score(None, None, "never judged: the judge gave no valid verdict", meta)
+                    for name in ("accuracy", "correct", "mostly_correct", "incorrect")}
+        why = str(verdict.get("reasoning", ""))
+        return {"accuracy": Score(float(judgment in ("correct", "mostly correct")), judgment, why, meta),
+                "correct": Score(float(judgment == "correct"), judgment),
+                "mostly_correct": Score(float(judgment == "mostly correct"), judgment),
+                "incorrect": Score(float(judgment == "incorrect"), judgment)}
 
 
 def long_answer_accuracy(correct: int, mostly: int, incorrect: int) -> float:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
@@ -43,7 +44,7 @@ def pretty_chemistry(text: str) -> str:
     return re.sub(r"\^([^^]*)\^", r"\1", text)
 
 
-class SpectrumLoader:
+class SpectrumLoader(TaskLoader):
     data_sets = ("raman_rruff",)
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:

@@ -39,7 +39,7 @@ def register_commands(cli: Any) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def sem_calibration(data_dir: str | None, as_json: bool) -> None:
         """Check scale-bar detection and OCR against the staged metadata for every micrograph."""
-        from matpcr.engine import resolve_data_dir
+        from matpcr.datadir import resolve_data_dir
         from matpcr_plugins.sem.micrographs import calibration_report
 
         report = calibration_report(resolve_data_dir(data_dir))

@@ -38,7 +38,7 @@ def collect(run_dirs: list[str | Path]) -> list[dict[str, Any]]:
         run = RunDir(d)
         items = run.items()
         for r in run.records():
-            if r.status not in ("consistent", "violated") or r.scores:  # oracle-checked records only
+            if r.status not in ("consistent", "violated"):  # oracle-checked records only
                 continue
             item = items.get(f"{r.task}/{r.item_id}")
             question = item.text if item is not None else ""

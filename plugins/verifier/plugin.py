@@ -8,17 +8,17 @@ from typing import Any
 from matpcr import hookimpl
 
 
-def _checker(path: str = "", threshold: float = 0.5, **_: Any) -> Any:
+def _checker(path: str = "") -> Any:
     from matpcr.errors import MatpcrError
     from matpcr_plugins.verifier.checker import VerifierChecker
 
     if not path:
         raise MatpcrError("the verifier checker needs a trained model: --checker verifier:PATH")
-    return VerifierChecker(path, threshold)
+    return VerifierChecker(path)
 
 
 @hookimpl
-def register_oracles(register: Any) -> None:
+def register_checkers(register: Any) -> None:
     register("verifier", _checker, "trained LoRA verifier: predicts violations without reference data (--checker)")
 
 

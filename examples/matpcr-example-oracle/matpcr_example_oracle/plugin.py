@@ -1,9 +1,12 @@
-"""The plugin module named by the entry point: one oracle, one task loader, one task folder.
+"""The plugin module named by the entry point: an oracle, a scorer with its own metric, a report
+section, a task loader and a task folder — all without touching matpcr's core.
 
 The oracle checks a claimed cubic lattice parameter ``a`` against the value in a reference CIF
 index (within 2 % by default). It shows every part a third-party oracle needs: named tolerances,
 claim extraction, a check whose message does not reveal the answer, accuracy, planted claims for the
-validity gate, and ``read_reference`` for ``matpcr check``.
+validity gate, and ``read_reference`` for ``matpcr check``. The scorer grades the same question as an
+accuracy task (``within_1pct``: the stated ``a`` is within 1 % of the reference), and the report section
+prints that metric per run.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ import numpy as np
 
 from matpcr import hookimpl
 from matpcr.errors import DataError
-from matpcr.protocols import Oracle
-from matpcr.records import Claim, Item, Verdict
+from matpcr.protocols import Metric, Oracle, ReportSection, Scorer
+from matpcr.records import Claim, Item, Score, Verdict
 
 _A = re.compile(r"\ba\s*(?:=|≈|is|of)?\s*(\d+(?:\.\d+)?)\s*(?:Å|Angstrom|\\AA|A\b)", re.I)
 
@@ -59,6 +62,34 @@ class LatticeOracle(Oracle):
         return Claim("lattice_a", round(float(reference["a"]) * (1 + factor), 4), "angstrom")
 
 
+class LatticeScorer(Scorer):
+    """Accuracy-style grading: is the last stated ``a`` within 1 % of the reference?"""
+
+    name = "lattice_digits"
+    constraint = "lattice"
+    primary = "within_1pct"
+    metrics = (Metric("within_1pct", description="stated a within 1% of the reference cell"),
+               Metric("stated_a", description="share of answers that state a value of a"))
+
+    def score(self, chain: str, item: Item, context: dict[str, Any]) -> dict[str, Score]:
+        found = _A.findall(chain or "")
+        if not found:
+            return {"within_1pct": Score(0.0, None, "no lattice parameter stated"), "stated_a": Score(0.0)}
+        a, ref = float(found[-1]), float(item.reference["a"])
+        return {"within_1pct": Score(float(abs(a - ref) / ref <= 0.01), found[-1]), "stated_a": Score(1.0, found[-1])}
+
+
+def lattice_section(runs: list[dict[str, Any]], labels: list[str]) -> list[ReportSection]:
+    rows = []
+    for label, run in zip(labels, runs):
+        for task, metrics in run["metrics"]["tasks"].items():
+            rate = (metrics.get("scores") or {}).get("within_1pct")
+            if rate and rate.get("value") is not None:
+                rows.append([label, task, f"{rate['value']:.3f} [{rate['ci_low']:.3f}, {rate['ci_high']:.3f}]",
+                             str(rate["n"])])
+    return [ReportSection("Lattice parameter within 1 % (example plugin)", ["model", "task", "rate", "n"], rows)] if rows else []
+
+
 class CubicCellLoader:
     """Cubic phases from the reference CIF index files in the data directory."""
 
@@ -88,6 +119,16 @@ class CubicCellLoader:
 @hookimpl
 def register_oracles(register: Any) -> None:
     register("lattice", LatticeOracle, "example: cubic lattice parameter within 2% of the reference cell")
+
+
+@hookimpl
+def register_scorers(register: Any) -> None:
+    register("lattice_digits", LatticeScorer, "example: stated a within 1% of the reference (accuracy)")
+
+
+@hookimpl
+def register_report_sections(register: Any) -> None:
+    register("lattice", lattice_section, "example: the within-1% rate per run")
 
 
 @hookimpl

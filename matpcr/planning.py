@@ -1,0 +1,133 @@
+"""Planning a run: its configuration, the items each seed draws, and the requests to send.
+
+Everything here is deterministic: the same configuration plans the same (task, item, seed, sample)
+keys, which is what lets ``--resume`` skip work already on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from matpcr.errors import MatpcrError
+from matpcr.protocols import as_loader
+from matpcr.records import Item, Message, Request, Sampling, image_part, text_part
+from matpcr.tasks import TaskConfig
+
+DEFAULT_MODEL = "smollm2"
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines a run; saved as ``config.json`` and reused by ``--resume``."""
+
+    tasks: list[str]
+    model: str = DEFAULT_MODEL
+    model_args: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    seeds: int = 1
+    batch_size: int = 8
+    output_dir: str | None = None
+    oracle_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    intervention: str | None = None
+    intervention_args: dict[str, Any] = field(default_factory=dict)
+    generation: dict[str, Any] = field(default_factory=dict)
+    checker: str | None = None
+    judge: str | None = None
+    judge_args: dict[str, Any] = field(default_factory=dict)
+    data_dir: str | None = None
+    include_paths: list[str] = field(default_factory=list)
+    cache: str | None = "default"
+    plugins: list[str] = field(default_factory=list)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and int(self.limit) <= 0:
+            raise MatpcrError(f"--limit must be a positive number of items, not {self.limit}")
+        if int(self.seeds) <= 0:
+            raise MatpcrError(f"--seeds must be at least 1, not {self.seeds}")
+        if int(self.batch_size) <= 0:
+            raise MatpcrError(f"--batch-size must be at least 1, not {self.batch_size}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def record_key(task: str, item_id: str, seed: int, round_: int, sample: int) -> str:
+    return f"{task}/{item_id}/s{seed}/r{round_}/n{sample}"
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def sample_items(items: list[Item], task: str, seed: int, limit: int | None) -> list[Item]:
+    """Each seed draws its own deterministic sample (a seeded permutation, then the first ``limit``)."""
+    rng = np.random.default_rng([_stable_int(task), seed])
+    order = rng.permutation(len(items))
+    chosen = order if limit is None else order[: max(0, limit)]
+    return [items[i] for i in chosen]
+
+
+def build_request(config: TaskConfig, item: Item, seed: int, key: str, sampling: Sampling) -> Request:
+    messages: list[Message] = []
+    if config.system_prompt:
+        messages.append(Message("system", [text_part(config.system_prompt)]))
+    parts = [image_part(path) for path in item.images] if config.modality == "image" else []
+    parts.append(text_part(config.render_prompt(item)))
+    messages.append(Message("user", parts))
+    return Request(messages, sampling, seed=seed, key=key)
+
+
+def request_seed(seed: int, sample: int) -> int:
+    """Sample n of seed s uses s + 1000·n: distinct across samples and seeds (for < 1000 seeds)."""
+    return seed + 1000 * sample
+
+
+@dataclass
+class Plan:
+    """The items a run uses, per (task, seed), with the ones that could not be completed."""
+
+    entries: list[tuple[TaskConfig, int, Item]] = field(default_factory=list)
+    items: dict[str, Item] = field(default_factory=dict)
+    bad_items: dict[str, str] = field(default_factory=dict)
+    loader_reports: dict[str, Any] = field(default_factory=dict)
+
+    def items_of(self, task: str) -> list[Item]:
+        return [i for k, i in self.items.items() if k.startswith(task + "/")]
+
+
+def plan_items(tasks: list[TaskConfig], registry: Any, data_dir: Path | None, seeds: int,
+               limit: int | None) -> Plan:
+    """Load each task's items, draw each seed's sample and complete the drawn items (reading their
+    reference files). An item that cannot be completed is kept in ``bad_items`` with the reason: the
+    engine records it as unusable instead of ending the run."""
+    plan = Plan()
+    for task in tasks:
+        loader = as_loader(registry.get("tasks", task.loader).factory())
+        items = loader.load(task, data_dir)
+        if not items:
+            raise MatpcrError(f"task {task.task!r} loaded no items (loader {task.loader!r}, data dir "
+                              f"{data_dir}); check --data-dir")
+        if loader.report:
+            plan.loader_reports[task.task] = loader.report
+        for seed in range(seeds):
+            for item in sample_items(items, task.task, seed, limit):
+                key = f"{task.task}/{item.id}"
+                if key not in plan.items:
+                    plan.items[key] = item
+                    try:
+                        plan.items[key] = loader.complete(item)
+                    except Exception as exc:  # one bad file must not end the run: recorded as unusable
+                        plan.bad_items[key] = f"{type(exc).__name__}: {exc}"
+                plan.entries.append((task, seed, plan.items[key]))
+    return plan
