@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from matpcr.checking import check
 from matpcr.hookspecs import hookimpl
 from matpcr.plugins import register, unregister
 
-__version__ = "0.1.0"
-__all__ = ["hookimpl", "register", "unregister", "evaluate", "__version__"]
+__version__ = "0.2.0"
+__all__ = ["hookimpl", "register", "unregister", "evaluate", "check", "__version__"]
 
 
 def evaluate(*args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -51,9 +51,9 @@ def _csv(value: str | None) -> list[str]:
 @click.option("--tasks", default="geometric_text", show_default=True, help="Comma-separated task or group names.")
 @click.option("--model", default="smollm2", show_default=True, help="NAME:MODEL[@REVISION], e.g. hf:Qwen/Qwen2.5-VL-7B-Instruct.")
 @click.option("--model-args", default=None, help="k=v,... passed to the backend (dtype, device, max_connections, ...).")
-@click.option("--limit", type=int, default=None, help="Items per task per seed.")
-@click.option("--seeds", type=int, default=1, show_default=True, help="Seeds; each draws its own item sample.")
-@click.option("--batch-size", type=int, default=8, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Items per task per seed.")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds; each draws its own item sample.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--output-dir", default="runs", show_default=True, help="Parent folder for the run directory.")
 @click.option("--resume", "resume", default=None, type=click.Path(file_okay=False), help="Complete an interrupted run.")
 @click.option("--oracle-args", multiple=True, help="ORACLE.param=value,... (repeatable).")
@@ -66,14 +66,16 @@ def _csv(value: str | None) -> list[str]:
 @click.option("--data-dir", default=None, help="Data directory (default: $MATPCR_DATA_DIR).")
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
 @click.option("--cache", default="default", show_default=True, help="Response cache file, or 'none'.")
-@click.option("--max-connections", type=int, default=None, help="Concurrent requests for API backends.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests for API backends.")
+@click.option("--shard", default=None, metavar="I/N", help="Run only part I of N of the work (items × seeds); "
+              "combine the parts with `matpcr merge`.")
 @click.option("--no-progress", is_flag=True, help="No progress bar or summary on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout.")
 @click.pass_context
 def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limit: int | None, seeds: int,
         batch_size: int, output_dir: str, resume: str | None, oracle_args: tuple[str, ...], intervention: str | None,
         intervention_args: str | None, checker: str | None, judge: str | None, judge_args: str | None, generation: str | None, data_dir: str | None, include_path: tuple[str, ...], cache: str,
-        max_connections: int | None, no_progress: bool, as_json: bool) -> None:
+        max_connections: int | None, shard: str | None, no_progress: bool, as_json: bool) -> None:
     """Evaluate a model on tasks and write a run directory."""
     from matpcr.engine import evaluate
     from matpcr.spec import parse_kv, parse_oracle_args
@@ -90,7 +92,7 @@ def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limi
                        intervention_args=parse_kv(intervention_args, "--intervention-args"),
                        generation=parse_kv(generation, "--generation"), judge=judge, checker=checker,
                        judge_args=parse_kv(judge_args, "--judge-args"), data_dir=data_dir,
-                       include_paths=list(include_path), cache=cache)
+                       include_paths=list(include_path), cache=cache, shard=shard)
         results = evaluate(_csv(tasks), model=model, **options)
     from matpcr.results import print_summary
 
@@ -115,30 +117,62 @@ def rescore(run_dir: str, oracle_args: tuple[str, ...], output_dir: str | None) 
     click.echo(format_table(summary_rows(results), SUMMARY_HEADER))
 
 
+@cli.command("merge")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, help="New folder for the merged run.")
+def merge_cmd(run_dirs: tuple[str, ...], out: str) -> None:
+    """Merge the shards of one run (`matpcr run ... --shard i/n`) into the run it would have been."""
+    from matpcr.merge import merge
+    from matpcr.results import print_summary
+
+    results = merge(list(run_dirs), out)
+    print_summary(results, file=sys.stderr)
+    click.echo(results["run_dir"])
+
+
 @cli.command()
 @click.argument("oracle")
-@click.option("--reference", required=True, help="A file or id the oracle can read (CIF, pattern, spectrum, image, JSON).")
-@click.option("--chain", required=True, help="The model's reasoning text (or @FILE to read it from a file).")
+@click.option("--reference", default=None, help="A file or id the oracle can read (CIF, pattern, spectrum, image, JSON); "
+              "with --batch, the default for lines without one.")
+@click.option("--chain", default=None, help="The model's reasoning text (or @FILE to read it from a file).")
+@click.option("--question", default="", help="The question the chain answers (numbers copied from it are echoes).")
+@click.option("--batch", "batch", default=None, type=click.Path(dir_okay=False, allow_dash=True),
+              help='JSONL file (or - for stdin) of {"reference": ..., "chain": ...} lines; prints one JSON result per line.')
 @click.option("--oracle-args", multiple=True, help="ORACLE.param=value,...")
 @click.option("--json", "as_json", is_flag=True)
-def check(oracle: str, reference: str, chain: str, oracle_args: tuple[str, ...], as_json: bool) -> None:
-    """Run one oracle's parsing, check and accuracy on one chain against one reference."""
-    from matpcr.checking import check_chain
+def check(oracle: str, reference: str | None, chain: str | None, question: str, batch: str | None,
+          oracle_args: tuple[str, ...], as_json: bool) -> None:
+    """Run one oracle's claim reader, check and accuracy on one chain against one reference (or a batch)."""
+    from matpcr.checking import check as run_check
+    from matpcr.checking import check_batch
     from matpcr.spec import parse_oracle_args
 
+    params = parse_oracle_args(oracle_args).get(oracle, {})
+    if batch is not None:
+        with click.open_file(batch, encoding="utf-8") as handle:
+            for result in check_batch(oracle, handle, params, reference):
+                click.echo(json.dumps(result, default=str))
+        return
+    if reference is None or chain is None:
+        raise click.UsageError("give --reference and --chain, or --batch FILE.jsonl")
     if chain.startswith("@"):
         chain = Path(chain[1:]).read_text(encoding="utf-8")
-    params = parse_oracle_args(oracle_args).get(oracle, {})
-    report = check_chain(oracle, reference, chain, params)
+    report = run_check(oracle, reference, chain, question=question, **params)
     if as_json:
         click.echo(json.dumps(report, indent=2, default=str))
         return
     click.echo(f"oracle {oracle}  reference {reference}  item verdict: {report['status']}")
+    if report.get("error"):
+        click.echo(f"  {report['error']}")
     if not report["claims"]:
         click.echo("  no checkable claim found")
     for c in report["claims"]:
         acc = {True: "accurate", False: "inaccurate", None: "no accuracy criterion"}[c["accurate"]]
         click.echo(f"  {c['kind']} = {c['value']} {c['unit']}  ->  {c['verdict']['status']} ({acc}): {c['verdict']['message']}")
+    for r in report["rejected"]:
+        click.echo(f"  not a claim: {r['text']!r} ({r['reason']})")
+    for note in report["notes"]:
+        click.echo(f"  note: {note}")
 
 
 @cli.command()
@@ -292,21 +326,31 @@ def plugins_cmd(as_json: bool) -> None:
 
 
 @cli.command("ls")
-@click.argument("kind", type=click.Choice(KINDS))
+@click.argument("kind", type=click.Choice([*KINDS, "groups", "models"]))
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
 @click.option("--json", "as_json", is_flag=True)
 def ls_cmd(kind: str, include_path: tuple[str, ...], as_json: bool) -> None:
-    """List what plugins provide: tasks, backends, oracles, scorers, checkers, interventions, report sections."""
+    """List what plugins provide: tasks (and task groups), backends, model aliases (models), oracles,
+    scorers, checkers, interventions, report sections — without importing heavy libraries."""
     from matpcr.table import format_table
 
     registry = get_manager().registry
-    if kind == "tasks":
-        from matpcr.tasks import discover
+    if kind in ("tasks", "groups"):
+        from matpcr.tasks import discover, groups
 
         tasks = discover(include_path)
-        rows = [{"name": t.task, "group": ",".join(t.group), "constraint": t.constraint, "modality": t.modality,
-                 "oracle": t.oracle or t.scorer or "", "loader": t.loader, "path": t.path} for t in tasks.values()]
-        header = ["name", "group", "constraint", "modality", "oracle", "loader"]
+        if kind == "tasks":
+            rows = [{"name": t.task, "group": ",".join(t.group), "constraint": t.constraint, "modality": t.modality,
+                     "judged by": t.oracle or t.scorer or "", "loader": t.loader, "path": t.path}
+                    for t in tasks.values()]
+            header = ["name", "group", "constraint", "modality", "judged by", "loader"]
+        else:
+            rows = [{"group": g, "tasks": ",".join(members)} for g, members in sorted(groups(tasks).items())]
+            header = ["group", "tasks"]
+    elif kind == "models":
+        rows = [{"name": a.name, "means": f"{a.backend}:{a.model}", "plugin": a.plugin, "summary": a.summary}
+                for a in sorted(registry.aliases.values(), key=lambda a: a.name.lower())]
+        header = ["name", "means", "plugin", "summary"]
     else:
         rows = [{"name": e.name, "plugin": e.plugin, "summary": e.summary} for e in
                 (registry.entries[kind][n] for n in registry.names(kind))]
@@ -315,6 +359,8 @@ def ls_cmd(kind: str, include_path: tuple[str, ...], as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
     else:
         click.echo(format_table([[r[h] for h in header] for r in rows], header))
+        if kind == "tasks":
+            click.echo("\ngroups: " + "; ".join(f"{g} = {','.join(m)}" for g, m in sorted(groups(tasks).items())))
 
 
 def early_plugins(argv: list[str]) -> list[str]:
@@ -344,6 +390,129 @@ def main(argv: list[str] | None = None) -> None:
     manager = get_manager(early_plugins(argv))
     manager.register_commands(cli)
     cli(args=argv, obj={}, prog_name="matpcr")
+
+
+# -- the run viewer and the audit workbench (matpcr.view; docs/viewer.md) --------------------------------
+
+def _reviewer_name(reviewer: str | None) -> str:
+    import getpass
+    import re
+
+    if reviewer:
+        return reviewer
+    try:
+        name = getpass.getuser()
+    except Exception:  # no login name (containers)
+        name = ""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "reviewer"
+
+
+@cli.command("view")
+@click.argument("run_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port; the address is printed).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in a web browser.")
+@click.option("--audit", "audit_sheet", default=None, type=click.Path(exists=True),
+              help="An audit sheet (audit.csv from `matpcr audit sample`, or its folder) to label in the workbench.")
+@click.option("--reviewer", default=None, help="Your name for --audit: labels go to labels-NAME.csv beside the sheet "
+              "(default: your login name).")
+def view_cmd(run_dirs: tuple[str, ...], port: int, open_browser: bool, audit_sheet: str | None,
+             reviewer: str | None) -> None:
+    """Browse runs in a local web app: per-task PCR side by side, a filterable sample table, and each
+    verdict drawn against its reference. Read-only; a run still being written shows new records on refresh."""
+    if not run_dirs and not audit_sheet:
+        raise click.UsageError("give at least one RUN directory (or --audit SHEET)")
+    from matpcr.view.app import create_app, serve
+
+    app = create_app(list(run_dirs), audit_sheet, _reviewer_name(reviewer) if audit_sheet else None)
+    serve(app, port, open_browser, echo=lambda url: click.echo(f"matpcr view: serving {len(run_dirs)} run(s) at {url} "
+                                                               "(Ctrl-C to stop)"))
+
+
+@audit.command("serve")
+@click.argument("sheet", type=click.Path(exists=True))
+@click.option("--reviewer", default=None, help="Your name: labels go to labels-NAME.csv beside the sheet "
+              "(default: your login name). Two reviewers label the same sheet into two files.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port; the address is printed).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the workbench in a web browser.")
+def audit_serve(sheet: str, reviewer: str | None, port: int, open_browser: bool) -> None:
+    """Label an audit sheet's oracle-fired cases one at a time in the browser (real violation / false
+    positive / unsure, plus a note; keys 1/2/3). Every label is saved atomically at once."""
+    from matpcr.view.app import create_app, serve
+
+    name = _reviewer_name(reviewer)
+    app = create_app([], sheet, name)
+    serve(app, port, open_browser, path="/audit",
+          echo=lambda url: click.echo(f"matpcr audit: reviewer {name} at {url} (Ctrl-C to stop)"))
+
+
+@audit.command("score")  # replaces the one-reviewer `audit score` above (same JSON, plus reviewers and κ)
+@click.argument("sheet", type=click.Path())
+@click.option("--labels", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A reviewer's labels file (repeatable; default: every labels-*.csv beside the sheet).")
+@click.option("--reviewer", default=None, help="Whose labels give the headline precision (default: the sheet's "
+              "own judgement column when filled, else the first labels file by name).")
+@click.option("--within", multiple=True, metavar="FAMILY=VALUE",
+              help="Tolerance-analysis window per family, in the oracle's unit (default: diffraction=1, spectra=10).")
+@click.option("--json", "as_json", is_flag=True)
+def audit_score_with_agreement(sheet: str, labels: tuple[str, ...], reviewer: str | None, within: tuple[str, ...],
+                               as_json: bool) -> None:
+    """Precision (unsure excluded) with a bootstrap interval per family and reviewer, Cohen's κ between
+    reviewers, and the tolerance analysis (false positives near a genuine reference feature)."""
+    from matpcr.audit import overall_agreement, score
+    from matpcr.table import format_table
+
+    windows: dict[str, float] = {}
+    for entry in within:
+        family, _, value = entry.partition("=")
+        try:
+            windows[family.strip()] = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{entry!r}: expected FAMILY=NUMBER", param_hint="--within") from None
+    files = list(labels) or None
+    result = score(sheet, labels=files, primary=reviewer, within=windows)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+
+    def rate(r: dict[str, Any]) -> str:
+        p = r["precision"]
+        return "-" if p["value"] is None else f"{p['value']:.3f} [{p['ci_low']:.3f}, {p['ci_high']:.3f}]"
+
+    def near(t: dict[str, Any]) -> str:
+        if t["window"] is None:
+            return "-"
+        return f"{t['within_window']}/{t['false_positives']} within {t['window']:g}{t['unit']}"
+
+    lead = next(iter(result.values()), {}).get("reviewer", "sheet")
+    click.echo(f"precision by family (labels of {lead}):")
+    rows = [[fam, str(r["cases"]), str(r["real"]), str(r["false_positive"]), str(r["unsure"]), str(r["unjudged"]),
+             rate(r), near(r["tolerance_analysis"]), str(r["false_positives_within_2x_tolerance"])]
+            for fam, r in result.items()]
+    click.echo(format_table(rows, ["family", "cases", "real", "false pos.", "unsure", "unjudged", "precision [95% CI]",
+                                   "FP near a reference feature", "FP within 2x tol."]))
+    reviewers = sorted({name for r in result.values() for name in r["reviewers"]})
+    if len(reviewers) > 1:
+        click.echo("\nper reviewer:")
+        rows = [[fam, name, str(t["real"]), str(t["false_positive"]), str(t["unsure"]), str(t["unjudged"]), rate(t)]
+                for fam, r in result.items() for name, t in r["reviewers"].items()]
+        click.echo(format_table(rows, ["family", "reviewer", "real", "false pos.", "unsure", "unjudged",
+                                       "precision [95% CI]"]))
+
+        def kappa_row(group: str, a: dict[str, Any]) -> list[str]:
+            k = "-" if a["kappa"] is None else f"{a['kappa']:.3f}"
+            if a["kappa"] is not None and a["kappa_ci_low"] is not None:
+                k += f" [{a['kappa_ci_low']:.3f}, {a['kappa_ci_high']:.3f}]"
+            agree = "-" if a["observed_agreement"] is None else f"{a['observed_agreement']:.3f}"
+            definite = "-" if a["kappa_definite"] is None else f"{a['kappa_definite']:.3f} (n={a['n_definite']})"
+            return [group, " vs ".join(a["reviewers"]), str(a["n"]), agree, k, definite]
+
+        click.echo("\nagreement between reviewers (Cohen's κ over cases both labelled):")
+        rows = [kappa_row(fam, a) for fam, r in result.items() for a in r["agreement"]]
+        rows += [kappa_row("all", a) for a in overall_agreement(sheet, files)]
+        click.echo(format_table(rows, ["family", "reviewers", "both labelled", "agreement", "κ [95% CI]",
+                                       "κ real vs false pos."]))
 
 
 if __name__ == "__main__":  # pragma: no cover

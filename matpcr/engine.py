@@ -22,13 +22,13 @@ from matpcr.cache import ResponseCache, default_cache_path
 from matpcr.datadir import resolve_data_dir
 from matpcr.errors import MatpcrError
 from matpcr.execution import Executor, run_stage
-from matpcr.planning import (DEFAULT_MODEL, Plan, RunConfig, build_request, plan_items, record_key, request_seed,
-                             sample_items)
+from matpcr.planning import (DEFAULT_MODEL, Plan, RunConfig, build_request, parse_shard, plan_items, record_key,
+                             request_seed, sample_items)
 from matpcr.plugins import PluginManager, get_manager
 from matpcr.protocols import Intervention, Scorer
 from matpcr.records import Item, Message, Record, Request, Response, Sampling, Verdict
 from matpcr.rundir import RunDir
-from matpcr.spec import parse_model_spec
+from matpcr.spec import coerce_call_args
 from matpcr.tasks import TaskConfig, resolve
 
 __all__ = ["DEFAULT_MODEL", "Evaluation", "RunConfig", "build_request", "evaluate", "record_key", "sample_items"]
@@ -58,8 +58,9 @@ class Evaluation:
         registry = self.manager.registry
         self.tasks = resolve(config.tasks, config.include_paths)
         self.data_dir = resolve_data_dir(config.data_dir)
-        self.spec = parse_model_spec(config.model)
-        backend_entry = registry.get("backends", self.spec.backend)
+        if self.data_dir is not None:  # config.json keeps the folder used, so --resume needs no environment
+            config.data_dir = str(self.data_dir)
+        backend_entry, model, revision, self.model_alias = registry.resolve_model(config.model)
         self.judges = scoring.build_judges([t.to_dict() for t in self.tasks], registry, config.oracle_args)
         staged = [t for t, j in self.judges.items() if isinstance(j.instance, Scorer) and j.instance.needs_model]
         if staged and not config.judge:
@@ -68,25 +69,24 @@ class Evaluation:
         self.checker = scoring.build_checker(config.checker, registry)
         self.intervention: Intervention | None = None
         if config.intervention:
-            self.intervention = registry.get("interventions", config.intervention).factory(**config.intervention_args)
+            factory = registry.get("interventions", config.intervention).factory
+            self.intervention = factory(**coerce_call_args("--intervention-args", factory, config.intervention_args))
         if run_dir is None:
             stamp = time.strftime("%Y%m%dT%H%M%S")
             run_dir = Path(config.output_dir or "runs") / f"{stamp}_{uuid.uuid4().hex[:6]}"
         self.run = RunDir(run_dir)
         cache_path = default_cache_path() if config.cache == "default" else config.cache
         self.cache = ResponseCache(None if cache_path in (None, "", "none") else cache_path)
-        spec = self.spec
-        self.executor = Executor(lambda: backend_entry.factory(spec.model, spec.revision, **config.model_args),
-                                 self.cache, config.model)
+        model_args = coerce_call_args("--model-args", backend_entry.factory, config.model_args, skip=("model", "revision"))
+        self.executor = Executor(lambda: backend_entry.factory(model, revision, **model_args), self.cache, config.model)
         self.judge_executor: Executor | None = None
         if config.judge:
-            judge_spec = parse_model_spec(config.judge)
-            judge_entry = registry.get("backends", judge_spec.backend)
+            judge_entry, judge_model, judge_revision, _ = registry.resolve_model(config.judge)
             self.judge_executor = Executor(
-                lambda: judge_entry.factory(judge_spec.model, judge_spec.revision, **config.judge_args),
-                self.cache, config.judge)
+                lambda: judge_entry.factory(judge_model, judge_revision, **config.judge_args), self.cache, config.judge)
         self.plan = Plan()
         self.resumed = 0
+        self.skipped_tasks: dict[str, str] = {}
 
     # -- settings ----------------------------------------------------------------------------
     def sampling(self, task: TaskConfig) -> Sampling:
@@ -119,15 +119,17 @@ class Evaluation:
         started = time.time()
         if not resume and self.run.samples_path.exists():
             raise MatpcrError(f"{self.run.path} already holds samples; use --resume {self.run.path} or another --output-dir")
-        for task in self.tasks:  # fail before writing anything when the model cannot see the task's images
-            if task.modality == "image" and not self.executor.backend.capabilities.images:
-                raise MatpcrError(f"task {task.task!r} shows images but model {self.config.model!r} takes text only; "
-                                  "pick the task's text variant or a vision-language model")
+        self.executor.backend  # a missing model or replay file fails here, before anything is written
+        self._drop_unseeable_tasks()
         self.run.create(self._config_json())
+        self.run.lock()  # one writer per run directory: a second --resume stops with the holder named
         done: dict[str, Record] = {}
         if resume:
             for record in self.run.records():  # the last record of a key wins; failed generations are retried
                 done[record.key] = record
+            if self.run.duplicates:
+                log.warning("%s: %d duplicate record line(s) ignored (the last line of each key counts)",
+                            self.run.path, self.run.duplicates)
             done = {k: r for k, r in done.items() if not r.error}
         self.resumed = len(done)
         self.run.write_results(build_results(self, list(done.values()), started, status="started"))
@@ -142,16 +144,38 @@ class Evaluation:
             raise
         return self._finish(done, started, "success")
 
+    def _drop_unseeable_tasks(self) -> None:
+        """Before anything is written: image tasks a text-only model cannot see. Named explicitly, they are
+        an error; reached through a group (``--tasks xrd``), they are skipped with a message."""
+        image = [t for t in self.tasks if t.modality == "image"]
+        if not image or self.executor.backend.capabilities.images:
+            return
+        named = [t.task for t in image if t.task in self.config.tasks]
+        if named:
+            raise MatpcrError(f"task(s) {', '.join(named)} show images but model {self.config.model!r} takes text only; "
+                              "pick the text variant (e.g. xrd_text) or a vision-language model")
+        self.skipped_tasks = {t.task: f"needs a vision-language model; {self.config.model} takes text only"
+                              for t in image}
+        self.tasks = [t for t in self.tasks if t.modality != "image"]
+        self.judges = {k: v for k, v in self.judges.items() if k not in self.skipped_tasks}
+        log.warning("skipping image task(s) %s: model %s takes text only (they need a vision-language model)",
+                    ", ".join(self.skipped_tasks), self.config.model)
+        if not self.tasks:
+            raise MatpcrError(f"every selected task shows images and model {self.config.model!r} takes text only")
+
     def _finish(self, done: dict[str, Record], started: float, status: str, error: str | None = None) -> dict[str, Any]:
         from matpcr.results import build_results
 
         results = build_results(self, list(done.values()), started, status=status, error=error)
         self.run.write_results(results)
+        self.run.release()
         self.cache.close()
         return results
 
     def _execute(self, done: dict[str, Record]) -> None:
-        self.plan = plan_items(self.tasks, self.manager.registry, self.data_dir, self.config.seeds, self.config.limit)
+        shard = parse_shard(self.config.shard) if self.config.shard else None
+        self.plan = plan_items(self.tasks, self.manager.registry, self.data_dir, self.config.seeds, self.config.limit,
+                               shard)
         known = self.run.items()
         with self.run.writer("items.jsonl") as writer:
             writer.write_many([asdict(v) for k, v in self.plan.items.items() if k not in known])

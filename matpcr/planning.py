@@ -44,8 +44,12 @@ class RunConfig:
     cache: str | None = "default"
     plugins: list[str] = field(default_factory=list)
     progress: bool = True
+    #: "i/n": run only the i-th of n disjoint, deterministic parts of the work (items × seeds)
+    shard: str | None = None
 
     def __post_init__(self) -> None:
+        if self.shard is not None:
+            parse_shard(self.shard)
         if self.limit is not None and int(self.limit) <= 0:
             raise MatpcrError(f"--limit must be a positive number of items, not {self.limit}")
         if int(self.seeds) <= 0:
@@ -60,6 +64,25 @@ class RunConfig:
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` with 1 ≤ i ≤ n → (i, n)."""
+    try:
+        i, n = (int(x) for x in str(text).split("/"))
+    except ValueError:
+        raise MatpcrError(f"--shard {text!r}: expected I/N, e.g. --shard 2/4") from None
+    if not 1 <= i <= n:
+        raise MatpcrError(f"--shard {text!r}: I must be between 1 and N")
+    return i, n
+
+
+def in_shard(task: str, item_id: str, seed: int, shard: tuple[int, int] | None) -> bool:
+    """Whether (task, item, seed) belongs to shard i of n: a stable hash, so every shard agrees."""
+    if shard is None:
+        return True
+    i, n = shard
+    return _stable_int(f"{task}/{item_id}/s{seed}") % n == i - 1
 
 
 def record_key(task: str, item_id: str, seed: int, round_: int, sample: int) -> str:
@@ -107,10 +130,11 @@ class Plan:
 
 
 def plan_items(tasks: list[TaskConfig], registry: Any, data_dir: Path | None, seeds: int,
-               limit: int | None) -> Plan:
+               limit: int | None, shard: tuple[int, int] | None = None) -> Plan:
     """Load each task's items, draw each seed's sample and complete the drawn items (reading their
     reference files). An item that cannot be completed is kept in ``bad_items`` with the reason: the
-    engine records it as unusable instead of ending the run."""
+    engine records it as unusable instead of ending the run. With ``shard`` only that part of the
+    (item, seed) pairs is planned, and only its items are completed."""
     plan = Plan()
     for task in tasks:
         loader = as_loader(registry.get("tasks", task.loader).factory())
@@ -122,6 +146,8 @@ def plan_items(tasks: list[TaskConfig], registry: Any, data_dir: Path | None, se
             plan.loader_reports[task.task] = loader.report
         for seed in range(seeds):
             for item in sample_items(items, task.task, seed, limit):
+                if not in_shard(task.task, item.id, seed, shard):
+                    continue
                 key = f"{task.task}/{item.id}"
                 if key not in plan.items:
                     plan.items[key] = item

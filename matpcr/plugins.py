@@ -95,12 +95,46 @@ class _Registrar:
     def include_path(self, path: str | os.PathLike[str]) -> None:
         self._registry.include_paths.append(str(path))
 
+    def alias(self, name: str, backend: str, model: str, summary: str = "") -> None:
+        """A short model name: ``--model NAME`` or ``--model BACKEND:NAME`` means ``BACKEND:MODEL``."""
+        known = self._registry.aliases.get(name)
+        if known is not None and known.plugin != self._plugin:
+            self._registry.conflicts.append(Conflict("aliases", name, known.plugin, self._plugin))
+        self._registry.aliases[name] = ModelAlias(name, backend, model, self._plugin, summary)
+
+
+@dataclass
+class ModelAlias:
+    name: str
+    backend: str
+    model: str
+    plugin: str
+    summary: str = ""
+
 
 @dataclass
 class Registry:
     entries: dict[str, dict[str, Entry]] = field(default_factory=lambda: {k: {} for k in KINDS})
     include_paths: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    aliases: dict[str, "ModelAlias"] = field(default_factory=dict)
+
+    def resolve_model(self, spec: str) -> tuple[Entry, str, str | None, "ModelAlias | None"]:
+        """``--model`` → (backend entry, model, revision, alias used). ``NAME`` alone is a backend with a
+        built-in model or a model alias (on the alias's backend); ``BACKEND:ALIAS`` runs the alias's model
+        on that backend (``vllm:Qwen2.5-VL-7B``)."""
+        from matpcr.spec import parse_model_spec
+
+        parsed = parse_model_spec(spec)
+        if parsed.backend not in self.entries["backends"] and not parsed.model and parsed.backend in self.aliases:
+            alias = self.aliases[parsed.backend]
+            return self.get("backends", alias.backend), alias.model, parsed.revision, alias
+        if parsed.model in self.aliases:  # BACKEND:ALIAS: the alias's model on the backend asked for (hf, vllm)
+            alias = self.aliases[parsed.model]
+            return self.get("backends", parsed.backend), alias.model, parsed.revision, alias
+        if parsed.backend not in self.entries["backends"] and not parsed.model:
+            raise UnknownNameError("backend or model alias", parsed.backend, [*self.entries["backends"], *self.aliases])
+        return self.get("backends", parsed.backend), parsed.model, parsed.revision, None
 
     def get(self, kind: str, name: str) -> Entry:
         try:

@@ -61,6 +61,12 @@ class Metric:
         return {"name": self.name, "aggregation": self.aggregation, "higher_is_better": self.higher_is_better,
                 "interval": self.interval, "description": self.description}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Metric":
+        """A metric as results.json stores it (``judged_by[TASK].metrics``)."""
+        return cls(**{k: data[k] for k in ("name", "aggregation", "higher_is_better", "interval", "description")
+                      if k in data})
+
 
 class TaskLoader:
     """Loads a task's items. ``complete`` finishes one sampled item (reads its reference file, renders
@@ -116,24 +122,14 @@ class Oracle:
     prepared_cache_size: int = 20_000
 
     def __init__(self, **params: Any) -> None:
-        from matpcr.errors import MatpcrError, UnknownNameError
+        from matpcr.errors import UnknownNameError
+        from matpcr.spec import coerce_params
 
         unknown = set(params) - set(self.defaults)
         if unknown:
             raise UnknownNameError(f"{self.name} oracle parameter", sorted(unknown)[0], self.defaults)
-        self.params: dict[str, Any] = {}
-        for key, default in self.defaults.items():
-            value = params.get(key, default)
-            if key in params and default is not None and value is not None:
-                try:
-                    value = type(default)(value)
-                except (TypeError, ValueError):
-                    raise MatpcrError(f"--oracle-args {self.name}.{key}={value!r}: expected a "
-                                      f"{type(default).__name__} like {default!r}") from None
-                numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-                if numeric and (value != value or (default >= 0 and value < 0)):
-                    raise MatpcrError(f"--oracle-args {self.name}.{key}={params[key]!r}: must be a number >= 0")
-            self.params[key] = value
+        #: each value coerced to its default's type; a non-number or a negative tolerance is a clear error
+        self.params: dict[str, Any] = coerce_params(f"--oracle-args {self.name}", self.defaults, params)
         self._prepared: OrderedDict[str, Any] = OrderedDict()
 
     def prepare(self, reference: dict[str, Any]) -> Any:

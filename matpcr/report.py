@@ -69,9 +69,9 @@ def _bars(path: Path, groups: list[str], series: dict[str, dict[str, dict[str, A
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for k, (label, rates) in enumerate(series.items()):
-        vals = [rates.get(g, {}).get("value") for g in groups]
-        lo = [rates.get(g, {}).get("ci_low") for g in groups]
-        hi = [rates.get(g, {}).get("ci_high") for g in groups]
+        vals = [(rates.get(g) or {}).get("value") for g in groups]
+        lo = [(rates.get(g) or {}).get("ci_low") for g in groups]
+        hi = [(rates.get(g) or {}).get("ci_high") for g in groups]
         v = np.array([np.nan if a is None else a for a in vals], dtype=float)
         err = np.array([[0 if a is None or b is None else a - b for a, b in zip(vals, lo)],
                         [0 if a is None or c is None else c - a for a, c in zip(vals, hi)]], dtype=float)
@@ -126,8 +126,9 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
     labels = [run_label(r) for r in runs]
     if len(set(labels)) < len(labels):
         labels = [f"{lab} ({Path(r['run_dir']).name})" for lab, r in zip(labels, runs)]
-    constraints = sorted({c for r in runs for c in r["metrics"]["constraints"]})
-    modalities = sorted({m for r in runs for m in r["metrics"]["modalities"]})
+    # PCR tables and figures cover what oracles judged (scored tasks such as MSQA report their own metrics)
+    constraints = sorted({c for r in runs for c, m in r["metrics"]["constraints"].items() if m.get("pcr")})
+    modalities = sorted({k for r in runs for k, m in r["metrics"]["modalities"].items() if m.get("pcr")})
     tasks = sorted({t for r in runs for t in r["metrics"]["tasks"]})
 
     figures = {

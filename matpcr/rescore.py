@@ -8,19 +8,9 @@ from typing import Any
 
 from matpcr import scoring
 from matpcr.errors import MatpcrError
-from matpcr.protocols import Metric
 from matpcr.results import aggregate, git_revision, package_versions
 from matpcr.rundir import RunDir
 from matpcr.schema import SCHEMA_VERSION, Results, load_results
-
-
-def _intervention(config: dict[str, Any]) -> Any:
-    if not config.get("intervention"):
-        return None
-    from matpcr.plugins import get_manager
-
-    registry = get_manager(config.get("plugins", [])).registry
-    return registry.get("interventions", config["intervention"]).factory(**config.get("intervention_args", {}))
 
 
 def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None = None,
@@ -68,14 +58,11 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
     tmp.replace(target.samples_path)
     previous = load_results(source.results_path).to_json() if source.results_path.exists() else {
         "schema_version": SCHEMA_VERSION, "status": "success", "created": "", "config": config}
-    # a checker's stored scores are kept and aggregated as its stored metric specs say
-    checker_metrics = [Metric(**{k: m[k] for k in ("name", "aggregation", "higher_is_better", "interval", "description")})
-                       for m in (previous.get("checker") or {}).get("metrics", [])]
-    declared = {task: [*judge.metrics, *checker_metrics] for task, judge in judges.items()}
+    declared = scoring.stored_metrics(previous, judges)
     results = Results.model_validate({
         **previous, "schema_version": SCHEMA_VERSION, "run_dir": str(target.path),
         "judged_by": {task: judge.describe() for task, judge in judges.items()},
-        "metrics": aggregate(records, declared, _intervention(config)),
+        "metrics": aggregate(records, declared, scoring.run_intervention(config)),
         "rescored": {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "from": str(source.path), "oracle_args": merged,
                      "records_without_item_or_judge": missing, "versions": package_versions(),
                      "git_revision": git_revision()}})

@@ -245,7 +245,10 @@ def build_results(evaluation: Any, records: list[Record], started: float, status
         judge=judge_executor.identity if judge_executor is not None and judge_executor.started else None,
         checker={"kind": "checker", "class": type(checker).__qualname__, "params": dict(checker.params),
                  "metrics": [m.to_dict() for m in checker.metrics]} if checker is not None else None,
-        data=provenance,
+        data=provenance, skipped_tasks=evaluation.skipped_tasks,
+        model_alias=(None if evaluation.model_alias is None else
+                     {"alias": evaluation.model_alias.name, "backend": evaluation.model_alias.backend,
+                      "model": evaluation.model_alias.model}),
         timing={"wall_s": time.time() - started, **executor.stats, "resumed": evaluation.resumed,
                 **({f"judge_{k}": v for k, v in judge_executor.stats.items()} if judge_executor else {})},
         metrics=aggregate(records, declared_metrics(evaluation.judges, checker), evaluation.intervention),
@@ -293,6 +296,8 @@ def print_summary(results: dict[str, Any], file: TextIO = sys.stdout) -> None:
         print(f"run dir: {results['run_dir']}  ({timing.get('generated', 0)} generated, "
               f"{timing.get('cached', 0)} cached, {timing.get('resumed', 0)} resumed, {timing.get('wall_s', 0):.1f} s)",
               file=file)
+    for task, why in (results.get("skipped_tasks") or {}).items():
+        print(f"skipped {task}: {why}", file=file)
     errors = results["metrics"]["overall"].get("errors") or []
     if errors:
         print(f"{results['metrics']['overall']['status_counts'].get('error', 0)} record(s) could not be judged "

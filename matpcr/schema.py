@@ -110,6 +110,8 @@ class Results(_Open):
     judge: dict[str, Any] | None = None
     checker: Judgement | None = None
     data: dict[str, TaskData] = Field(default_factory=dict)
+    skipped_tasks: dict[str, str] = Field(default_factory=dict, description="tasks left out, with the reason")
+    model_alias: dict[str, str] | None = Field(None, description="the short model name used, and what it means")
     timing: dict[str, Any] = Field(default_factory=dict)
     metrics: Metrics | None = None
     rescored: dict[str, Any] | None = None

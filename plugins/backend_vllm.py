@@ -1,7 +1,9 @@
 """The ``vllm:`` backend: vLLM's offline engine for throughput on GPUs.
 
 An optional extra (``pip install matpcr[vllm]``), imported only when used. Parallelism is vLLM's own:
-``tensor_parallel_size``, ``pipeline_parallel_size``, ``data_parallel_size`` (Ray for multi-node).
+``tensor_parallel_size``, ``pipeline_parallel_size``, ``data_parallel_size``, and
+``distributed_executor_backend`` (``ray`` for a model spread over several nodes, ``mp`` on one node); all
+are ``--model-args`` (docs/scaling.md). Any other vLLM engine argument passes through unchanged.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ class VLLMBackend:
     def __init__(self, model: str, revision: str | None = None, *, tensor_parallel_size: int = 1,
                  pipeline_parallel_size: int = 1, data_parallel_size: int = 1, dtype: str = "auto",
                  max_model_len: int | None = None, gpu_memory_utilization: float = 0.9, images: bool = False,
-                 limit_images: int = 1, **engine_args: Any):
+                 limit_images: int = 1, distributed_executor_backend: str | None = None, **engine_args: Any):
+        if distributed_executor_backend not in (None, "ray", "mp", "uni", "external_launcher"):
+            raise MatpcrError(f"vllm: distributed_executor_backend={distributed_executor_backend!r}; use ray (multi-node), "
+                              "mp (one node) or uni")
         self.model, self.revision = model, revision
         self.engine_args = {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
                             "data_parallel_size": data_parallel_size, "dtype": dtype, "max_model_len": max_model_len,
-                            "gpu_memory_utilization": gpu_memory_utilization, **engine_args}
+                            "gpu_memory_utilization": gpu_memory_utilization,
+                            "distributed_executor_backend": distributed_executor_backend, **engine_args}
         if images:
             self.engine_args["limit_mm_per_prompt"] = {"image": limit_images}
         self.identity = {"backend": "vllm", "model": model, "revision": revision, "dtype": dtype,
@@ -55,8 +61,12 @@ class VLLMBackend:
 
 
 def make_vllm(model: str, revision: str | None = None, **args: Any) -> VLLMBackend:
+    import importlib.util
+
     if not model:
         raise MatpcrError("vllm backend needs a model: --model vllm:ORG/NAME")
+    if importlib.util.find_spec("vllm") is None:  # before the run directory is written
+        raise MatpcrError("the vllm backend needs vLLM and a GPU: pip install 'matpcr[vllm]'")
     return VLLMBackend(model, revision, **args)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import numpy as np
@@ -24,8 +24,31 @@ def require_dir(data_dir: Path | None, sub: str, what: str) -> Path:
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    """The rows of a data set's index; a missing, non-UTF-8 or malformed file is a DataError naming it."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise DataError(f"{path}: not found; the data set is incomplete (see `matpcr data ls`)") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte offset {exc.start})") from None
+    except csv.Error as exc:
+        raise DataError(f"{path}: malformed CSV ({exc})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def confine(folder: Path, name: Any, index: Path | str, row: int | None = None) -> Path:
+    """``folder / name`` for a file named in a data set's index, refusing anything that would leave
+    ``folder``: absolute paths, drive letters, ``..`` parts, NUL bytes, empty names."""
+    where = f"{index}" + (f", row {row}" if row is not None else "")
+    if not isinstance(name, str) or not name.strip() or "\0" in name:
+        raise DataError(f"{where}: empty or invalid file name {name!r}")
+    posix = PurePosixPath(name.replace("\\", "/"))
+    if posix.is_absolute() or PureWindowsPath(name).drive or ".." in posix.parts:
+        raise DataError(f"{where}: file name {name!r} points outside the data set folder {folder}; index files may "
+                        "only name files inside it (no absolute paths, no '..')")
+    return folder.joinpath(*posix.parts)
 
 
 def read_xy(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -121,17 +144,6 @@ def downsample_table(x: np.ndarray, y: np.ndarray, bin_width: float, floor_fract
         if y[j] >= floor_fraction * top:
             rows.append((round(float(x[j]), decimals), round(float(y[j]), 1)))
     return rows
-
-
-def env_bool(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
-
-
-def short_id(text: str, n: int = 10) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:n]
-
-
-Json = dict[str, Any]
 
 
 def plot_case(x: Any, y: Any, marks: list[tuple[float, float]], *, xlabel: str, ylabel: str, title: str,

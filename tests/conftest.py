@@ -54,3 +54,27 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: int = 900) -
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "matpcr.cli", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=REPO)
+
+
+def replay_file(path: Path, data_dir: Path, tasks: list[str], limit: int, seeds: int = 1,
+                answers: dict[str, str] | None = None) -> Path:
+    """A replay file with a chain for exactly the records a run of ``tasks`` will plan (the planner is
+    deterministic), so tests drive the real engine, data and oracles without loading a model."""
+    import json
+
+    from matpcr.planning import plan_items, record_key
+    from matpcr.plugins import get_manager
+    from matpcr.tasks import resolve
+
+    default = {"xrd": "The strongest reflections are at 2θ = 28.4°, 47.3° and 56.1°.\nAnswer: 28.4, 47.3, 56.1",
+               "raman": "The main band lies near 520 cm⁻¹ with a weaker one at 1085 cm⁻¹.",
+               "sem": "The particles are about 40 nm across.\nAnswer: 40 nm",
+               "msqa": "YES"}
+    answers = {**default, **(answers or {})}
+    plan = plan_items(resolve(tasks), get_manager().registry, data_dir, seeds, limit)
+    lines = []
+    for task, seed, item in plan.entries:
+        chain = answers.get(task.task) or answers[task.task.split("_")[0]]
+        lines.append(json.dumps({"key": record_key(task.task, item.id, seed, 0, 0), "chain": chain}, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -44,7 +44,7 @@ def test_run_writes_a_complete_run_directory(first_run: dict) -> None:
     assert {r["task"] for r in records} == {"xrd_text", "raman_text", "sem_text"}
     assert all(r["chain"] for r in records), "the real model answered every item"
     results = json.loads((run_dir / "results.json").read_text())
-    assert results["schema_version"] == 1 and results["status"] == "success"
+    assert results["schema_version"] == 2 and results["status"] == "success"
     assert results["model"]["backend"] == "hf" and results["model"]["fingerprint"]
     assert results["versions"]["torch"] and results["versions"]["matpcr"]
     assert results["data"]["raman_text"]["datasets"] and results["data"]["sem_text"]["licences"] == ["CC BY-NC-ND 4.0"]
@@ -156,7 +156,9 @@ def test_bad_item_does_not_end_the_run(data_dir: Path, tmp_path: Path, smollm2_d
     assert proc.returncode == 0, proc.stderr
     records = {r["item_id"]: r for r in _records(Path(proc.stdout.strip().splitlines()[-1]))}
     assert set(records) == {"amcsd:Periclase", "amcsd:Broken"}
-    assert records["amcsd:Broken"]["status"] == "abstain" and "Broken.cif" in records["amcsd:Broken"]["error"]
+    broken = records["amcsd:Broken"]
+    assert broken["status"] == "abstain" and "Broken.cif" in broken["meta"]["item_error"]
+    assert "item unusable" in broken["meta"]["scoring_error"] and broken["error"] is None  # not a generation error
     assert records["amcsd:Periclase"]["chain"]
 
 

@@ -105,8 +105,11 @@ def test_judge_retries_then_records_unjudged(script: list[str], judgment: str | 
     results = matpcr.evaluate("msqa_long", model="answers", judge="scripted", limit=1, data_dir=str(data_dir),
                               output_dir=str(tmp_path), cache="none", progress=False)
     record = json.loads((Path(results["run_dir"]) / "samples.jsonl").read_text().splitlines()[0])
-    assert record["meta"]["judge"]["judgment"] == judgment and record["meta"]["judge"]["attempts"] == attempts
-    assert (record["scores"]["accuracy"] is None) == (judgment is None)
+    stage = record["meta"]["stage"]
+    assert (stage["result"] or {}).get("judgment") == judgment and stage["attempts"] == attempts
+    assert (record["scores"]["accuracy"]["value"] is None) == (judgment is None)
+    assert record["scores"]["accuracy"]["answer"] == judgment
+    assert record["status"] == ("unscored" if judgment is None else "scored")
     assert results["judge"] == {"backend": "scripted"}
     scores = results["metrics"]["tasks"]["msqa_long"]["scores"]["accuracy"]
     assert scores["unscored"] == (1 if judgment is None else 0)
@@ -114,7 +117,7 @@ def test_judge_retries_then_records_unjudged(script: list[str], judgment: str | 
 
     md = build_report([results["run_dir"]])["md"].read_text()
     counts = "1/0/0" if judgment == "correct" else "0/0/0"
-    assert "## Long answers (judge)" in md and f"| {counts} | {1 if judgment is None else 0} |" in md
+    assert "## MSQA long answers (judge)" in md and f"| {counts} | {1 if judgment is None else 0} |" in md
 
 
 def test_long_task_needs_a_judge(data_dir: Path) -> None:

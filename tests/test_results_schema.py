@@ -11,7 +11,7 @@ import pytest
 
 from matpcr.schema import SCHEMA_VERSION, json_schema
 
-from conftest import REPO, run_cli
+from conftest import REPO, replay_file, run_cli
 
 SCHEMA_FILE = REPO / "docs" / "results.schema.json"
 V01_RUN = REPO / "tests" / "data" / "runs" / "v0.1"
@@ -39,25 +39,11 @@ def test_schema_rejects_what_it_should() -> None:
             jsonschema.validate(bad, schema)
 
 
-def _replay_file(tmp_path: Path, data_dir: Path, tasks: list[str], limit: int) -> Path:
-    """Chains for exactly the records the run will plan (the planner is deterministic)."""
-    from matpcr.planning import plan_items, record_key
-    from matpcr.plugins import get_manager
-    from matpcr.tasks import resolve
-
-    plan = plan_items(resolve(tasks), get_manager().registry, data_dir, 1, limit)
-    answers = {"sem_text": "The particles are about 40 nm across.\nAnswer: 40 nm", "msqa_binary": "YES"}
-    path = tmp_path / "chains.jsonl"
-    path.write_text("".join(json.dumps({"key": record_key(t.task, i.id, s, 0, 0), "chain": answers[t.task]}) + "\n"
-                            for t, s, i in plan.entries))
-    return path
-
-
 def test_run_results_validate_and_carry_status(tmp_path: Path, data_dir: Path) -> None:
     """A real run (stored chains replayed through the engine) writes a schema-valid results.json whose
     status is success, with per-task judges and declared metrics."""
     out = tmp_path / "runs"
-    replay = _replay_file(tmp_path, data_dir, ["sem_text", "msqa_binary"], 3)
+    replay = replay_file(tmp_path / "chains.jsonl", data_dir, ["sem_text", "msqa_binary"], 3)
     proc = run_cli("run", "--tasks", "sem_text,msqa_binary", "--limit", "3", "--model", f"replay:{replay}",
                    "--data-dir", str(data_dir), "--output-dir", str(out), "--cache", "none", "--no-progress")
     assert proc.returncode == 0, proc.stderr

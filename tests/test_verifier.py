@@ -75,10 +75,13 @@ def test_train_eval_and_check(labelled_runs: list[Path], data_dir: Path, tmp_pat
                   "--cache", "none", "--no-progress")
     assert run.returncode == 0, run.stderr
     results = json.loads((Path(run.stdout.strip().splitlines()[-1]) / "results.json").read_text())
-    checker = results["metrics"]["checker"]
-    assert checker["name"] == "verifier" and checker["predicted_violation_rate"]["n"] == 3
+    assert results["checker"]["class"] == "VerifierChecker"
+    scores = results["metrics"]["tasks"]["xrd_text"]["scores"]
+    assert scores["verifier.predicted_violation"]["n"] == 3 and scores["verifier.p_violation"]["n"] == 3
+    checkable = results["metrics"]["tasks"]["xrd_text"]["pcr"]["n"]
+    assert scores["verifier.agrees_with_oracle"]["n"] == checkable
     records = [json.loads(l) for l in (Path(results["run_dir"]) / "samples.jsonl").read_text().splitlines()]
-    assert all(0 <= r["meta"]["checker"]["p_violation"] <= 1 for r in records)
+    assert all(0 <= r["scores"]["verifier.p_violation"]["value"] <= 1 for r in records)
     assert all(r["status"] in ("consistent", "violated") for r in records)  # oracle verdicts untouched
 
 

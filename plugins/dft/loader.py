@@ -3,6 +3,8 @@ has one), and a question about stability, metallicity or magnetism. Image-free."
 
 from __future__ import annotations
 
+import logging
+
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,8 @@ from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
 from matpcr_plugins.dft.store import Material, ReferenceStore, import_staged
+
+log = logging.getLogger("matpcr.dft")
 
 QUESTIONS = {
     "stability": ("According to density-functional (PBE/GGA) calculations, is {formula} thermodynamically stable, "
@@ -67,7 +71,8 @@ class MaterialsLoader(TaskLoader):
                 from matpcr_plugins.xrd.loaders import structure_text
 
                 lines.append(structure_text(Structure.from_str(cif, fmt="cif"), max_sites=8))
-            except Exception:
-                pass
+            except Exception as exc:  # the question still stands on its formula; the gap is recorded
+                item.meta["structure_text_error"] = f"{type(exc).__name__}: {exc}"
+                log.info("%s: structure not shown (%s: %s)", item.id, type(exc).__name__, exc)
         item.text = "\n".join(lines) + "\n\n" + QUESTIONS[item.meta["property"]].format(formula=formula)
         return item

@@ -9,6 +9,8 @@ Materials Project API (``matpcr refs pull mp``).
 
 from __future__ import annotations
 
+import logging
+
 import csv
 import json
 import os
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from matpcr.errors import DataError, MatpcrError
+
+log = logging.getLogger("matpcr.dft")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS materials (
@@ -159,7 +163,8 @@ def _reduced(formula: str) -> str:
 
     try:
         return Composition(formula).reduced_formula
-    except Exception:
+    except Exception as exc:  # pymatgen raises several types for unreadable formulas; keep the text as given
+        log.debug("formula %r kept as written: %s", formula, exc)
         return formula
 
 
@@ -168,7 +173,8 @@ def _structure_cif(structure_dict: dict[str, Any]) -> str | None:
 
     try:
         return Structure.from_dict(structure_dict).to(fmt="cif")
-    except Exception:
+    except Exception as exc:  # an entry without a usable structure is stored without its CIF
+        log.debug("structure not converted to CIF: %s: %s", type(exc).__name__, exc)
         return None
 
 
@@ -214,7 +220,8 @@ def import_staged(store: ReferenceStore, data_dir: Path, only: list[str] | None 
         for e in json.loads(path.read_text()):
             try:
                 cif = Structure(Lattice(e["lattice_matrix_A"]), e["species"], e["frac_coords"]).to(fmt="cif")
-            except Exception:
+            except Exception as exc:  # stored without its CIF; the entry's energies are still usable
+                log.debug("%s: no CIF (%s: %s)", e.get("material_id"), type(exc).__name__, exc)
                 cif = None
             mats.append(Material(e["material_id"], f"mp:chemsys:{e['chemsys']}", "MP2020-corrected, late 2024",
                                  e.get("mp_last_updated", ""), e["formula_reduced"], e["formula_reduced"], int(e["nsites"]),
@@ -250,7 +257,8 @@ def import_staged(store: ReferenceStore, data_dir: Path, only: list[str] | None 
             try:
                 species = [Element.from_Z(z).symbol for z in e["atomic_numbers"]]
                 cif = Structure(Lattice(e["cell"]), species, e["frac_coords"]).to(fmt="cif")
-            except Exception:
+            except Exception as exc:  # stored without its CIF; the entry's energies are still usable
+                log.debug("oqmd-%s: no CIF (%s: %s)", e.get("entry_id"), type(exc).__name__, exc)
                 cif = None
             mats.append(Material(f"oqmd-{e['entry_id']}", "oqmd:devset", "OQMD REST (matsciml devset)", "",
                                  e["composition"].replace(" ", ""), _reduced(e["composition"]), int(e["natoms"]),

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from matpcr import hookimpl, stats
-from matpcr.protocols import FollowUp, Intervention
+from matpcr.protocols import FollowUp, Intervention, ReportSection
+from matpcr.report import rate_cell
 from matpcr.records import Record, Request, Verdict
 from matpcr_plugins.interventions.base import parse_constraints
 
@@ -49,3 +50,21 @@ class BestOfN(Intervention):
 @hookimpl
 def register_interventions(register: Any) -> None:
     register("best_of_n", BestOfN, "baseline: N=3 independent samples; random-pick PCR and oracle upper bound")
+
+
+def best_of_n_section(runs: list[dict[str, Any]], labels: list[str]) -> list[ReportSection]:
+    """Random-pick PCR beside the oracle upper bound, per task, for runs with best-of-N."""
+    rows = []
+    for label, run in zip(labels, runs):
+        for task, cell in ((run["metrics"].get("intervention") or {})).items():
+            bon = cell.get("best_of_n") if isinstance(cell, dict) else None
+            if bon:
+                rows.append([label, task, str(bon["n_items"]), str(bon["samples"]),
+                             rate_cell(bon["random_pick_pcr"]), rate_cell(bon["oracle_upper_bound_pcr"])])
+    return [ReportSection("Best-of-N: random pick versus the oracle upper bound",
+                          ["model", "task", "items", "samples", "random-pick PCR", "upper bound PCR"], rows)] if rows else []
+
+
+@hookimpl
+def register_report_sections(register: Any) -> None:
+    register("best_of_n", best_of_n_section, "best-of-N random-pick PCR and oracle upper bound")

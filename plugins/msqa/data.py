@@ -11,14 +11,16 @@ provenance), never silently dropped.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
-from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
+from matpcr.protocols import TaskLoader
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
+
+log = logging.getLogger("matpcr.msqa")
 
 FIELDS = ("question", "answer", "topic", "source", "source_section", "question_type", "true_false_question",
           "true_false_question_answer")
@@ -103,8 +105,7 @@ class MSQALoader(TaskLoader):
                        "skipped_missing_fields": {f: {"count": len(v), "indices": v[:50]} for f, v in missing.items()}}
         if missing:
             lines = ", ".join(f"{len(v)} lack {f!r}" for f, v in missing.items())
-            print(f"matpcr: task {config.task}: {len(rows) - len(items)} of {len(rows)} MSQA items skipped ({lines})",
-                  file=sys.stderr)
+            log.warning("task %s: %d of %d MSQA items skipped (%s)", config.task, len(rows) - len(items), len(rows), lines)
         mode = args.get("mode", "direct")
         if mode == "rag":
             from matpcr_plugins.msqa.retrieval import Retriever

@@ -11,7 +11,7 @@ from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
-from matpcr_plugins.datafiles import downsample_table, plot_xy, read_csv, read_xy, require_dir
+from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy, require_dir
 
 QUESTION = "At which Raman shifts (in cm⁻¹) are the main bands of this spectrum?"
 #: header fields that identify the sample; never shown to models (the contamination check looks for them)
@@ -50,8 +50,8 @@ class SpectrumLoader(TaskLoader):
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         folder = require_dir(data_dir, "raman_rruff", f"task {config.task}")
         items = []
-        for row in read_csv(folder / "index.csv"):
-            path = folder / "spectra" / row["file"]
+        for n, row in enumerate(read_csv(folder / "index.csv"), start=2):
+            path = confine(folder / "spectra", row["file"], folder / "index.csv", n)
             items.append(Item(
                 id=row["rruff_id"] + ":" + row["mineral"], task=config.task, constraint=config.constraint,
                 modality=config.modality, text="",

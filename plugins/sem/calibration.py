@@ -38,8 +38,12 @@ class Calibration:
 
 
 def load_grey(path: str | Path) -> np.ndarray:
+    """The micrograph as grey levels; a decompression bomb or a non-image is refused from its header."""
     from PIL import Image, UnidentifiedImageError
 
+    from matpcr_plugins.sem.micrographs import check_image
+
+    check_image(Path(path))
     try:
         with Image.open(path) as image:
             return np.asarray(image.convert("L"))

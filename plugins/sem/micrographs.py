@@ -1,15 +1,23 @@
-"""SEM micrograph items and the calibration agreement report."""
+"""SEM micrograph items and the calibration agreement report.
+
+Images are checked before they are decoded: at most ``MATPCR_MAX_IMAGE_PIXELS`` pixels (default
+50,000,000, e.g. 7,000 × 7,000; a real SEM frame is about 1 M) and a format Pillow recognises. A
+decompression bomb (a small PNG declaring a huge canvas) ends in a DataError naming the file.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from matpcr.protocols import TaskLoader
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
-from matpcr_plugins.datafiles import read_csv, render_dir, require_dir
+from matpcr.errors import DataError
+from matpcr_plugins.datafiles import confine, read_csv, render_dir, require_dir
 
 IMAGE_QUESTION = ("The image is a scanning electron micrograph of {sample} particles. What is the typical diameter "
                   "of the particles? Use the scale bar.")
@@ -19,25 +27,55 @@ TEXT_QUESTION = ("A {w} × {h} px scanning electron micrograph of {sample} parti
 SIDECAR_FIELDS = ("date", "eht", "wd", "magnification", "pixel_size")
 
 
+def max_image_pixels() -> int:
+    try:
+        return int(os.environ.get("MATPCR_MAX_IMAGE_PIXELS", 50_000_000))
+    except ValueError:
+        raise DataError("$MATPCR_MAX_IMAGE_PIXELS must be a whole number "
+                        f"(got {os.environ['MATPCR_MAX_IMAGE_PIXELS']!r})") from None
+
+
+def check_image(path: Path) -> tuple[int, int]:
+    """(width, height) read from the header only; a DataError naming the file for anything that is not an
+    image Pillow can read, or whose pixel count is over ``MATPCR_MAX_IMAGE_PIXELS``."""
+    from PIL import Image, UnidentifiedImageError
+
+    limit = max_image_pixels()
+    try:
+        with Image.open(path) as image:  # lazy: reads the header, decodes nothing
+            width, height = image.size
+    except FileNotFoundError:
+        raise DataError(f"{path}: image not found") from None
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError) as exc:
+        raise DataError(f"{path}: not a readable image ({type(exc).__name__}: {str(exc)[:160]})") from None
+    if width <= 0 or height <= 0 or width * height > limit:
+        raise DataError(f"{path}: image declares {width} × {height} = {width * height:,} pixels, over the limit of "
+                        f"{limit:,} ($MATPCR_MAX_IMAGE_PIXELS; a decompression bomb?)")
+    return width, height
+
+
 def as_png(path: Path) -> Path:
     """Models and APIs take PNG, not palette TIFF; convert once into the render cache."""
     from PIL import Image
 
     out = render_dir() / f"sem-{path.stem}.png"
     if not out.exists():
+        check_image(path)
+        tmp = out.with_suffix(f".{os.getpid()}.png")
         with Image.open(path) as image:
-            image.convert("L").save(out)
+            image.convert("L").save(tmp)
+        os.replace(tmp, out)
     return out
 
 
-class MicrographLoader:
+class MicrographLoader(TaskLoader):
     data_sets = ("sem_bam_tio2",)
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
         folder = require_dir(data_dir, "sem_bam_tio2", f"task {config.task}")
         items = []
-        for row in read_csv(folder / "metadata.csv"):
-            path = folder / "images" / row["file"]
+        for n, row in enumerate(read_csv(folder / "metadata.csv"), 2):
+            path = confine(folder / "images", row["file"], folder / "metadata.csv", n)
             items.append(Item(id=Path(row["file"]).stem, task=config.task, constraint=config.constraint,
                               modality=config.modality, text="", reference={"file": str(path)},
                               source_id=Path(row["file"]).stem,
@@ -50,6 +88,7 @@ class MicrographLoader:
         from matpcr_plugins.sem.calibration import calibrate, particle_sizes_px
 
         path = Path(item.reference["file"])
+        w, h = check_image(path)  # before anything decodes it
         cal = calibrate(path)
         item.reference = {**cal.to_dict(), "file": str(path)}
         sample = item.meta["sample"]
@@ -59,10 +98,6 @@ class MicrographLoader:
         else:
             sizes = particle_sizes_px(path, top=cal.bar_box[0] - 30)
             d = float(np.median(sizes)) if sizes.size else 40.0
-            from PIL import Image
-
-            with Image.open(path) as image:
-                w, h = image.size
             item.reference["particle_px"] = d
             # the info bar is not shown in text items, so its file name and date are hidden source metadata
             item.reference["sidecar"] = {"file_name": path.name, "date": item.meta["sidecar"].get("date", "")}
@@ -79,10 +114,12 @@ def calibration_report(data_dir: Path, tolerance: float = 0.05) -> dict[str, Any
 
     folder = require_dir(data_dir, "sem_bam_tio2", "sem calibration report")
     rows = []
-    for row in read_csv(folder / "metadata.csv"):
+    for n, row in enumerate(read_csv(folder / "metadata.csv"), 2):
         t0 = time.perf_counter()
         try:
-            cal = calibrate(folder / "images" / row["file"])
+            image = confine(folder / "images", row["file"], folder / "metadata.csv", n)
+            check_image(image)
+            cal = calibrate(image)
             label = f"{cal.label_value:g} {cal.label_unit}"
             true_s = float(row["pixel_size"])
             rows.append({"file": row["file"], "label_ocr": label, "label_metadata": row["scale_bar_label_transcribed"],

@@ -8,6 +8,8 @@ claims from the validity gate may top the data up; they are marked ``planted``.
 
 from __future__ import annotations
 
+import logging
+
 import hashlib
 import json
 from collections import Counter
@@ -19,6 +21,8 @@ import numpy as np
 from matpcr.errors import MatpcrError
 from matpcr.scoring import run_oracles
 from matpcr.rundir import RunDir
+
+log = logging.getLogger("matpcr.verifier")
 
 MAX_QUESTION_CHARS = 600
 
@@ -57,16 +61,18 @@ def planted_examples(run_dirs: list[str | Path], per_item: int, seed: int) -> li
         by_task, _ = run_oracles(run.read_config())
         for key, item in run.items().items():
             oracle = by_task.get(item.task, (None, None))[1]
-            if oracle is None or not hasattr(oracle, "plant_violation"):
+            if oracle is None:
                 continue  # scored tasks (MSQA) have nothing to plant
             try:
                 ref = oracle.prepare(item.reference)
-            except Exception:
+            except Exception as exc:  # an unusable reference gives no planted examples
+                log.info("%s: reference unusable for planting (%s: %s)", key, type(exc).__name__, exc)
                 continue
             for _ in range(per_item):
                 try:
                     claim = oracle.plant_violation(ref, rng) if rng.random() < 0.5 else oracle.plant_consistent(ref, rng)
-                except Exception:
+                except Exception as exc:  # this reference cannot take planted claims (e.g. no free 2θ range)
+                    log.info("%s: nothing planted (%s: %s)", key, type(exc).__name__, exc)
                     break
                 chain = oracle.render_claim(claim)
                 verdicts = [oracle.check(c, ref) for c in oracle.extract(chain)]

@@ -7,10 +7,11 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
-from matpcr_plugins.datafiles import downsample_table, plot_xy, read_csv, read_xy, require_dir
+from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy, require_dir
 
 QUESTION = ("Under Cu Kα radiation (λ = 1.5418 Å), at which 2θ angles (in degrees) do the three strongest "
             "X-ray powder diffraction reflections of {phase} appear?")
@@ -63,7 +64,7 @@ def cif_sidecar(path: Path) -> dict[str, str]:
     return out
 
 
-class StructureLoader:
+class StructureLoader(TaskLoader):
     """Items from crystal structures; the reference pattern is computed only for sampled items."""
 
     data_sets = ("cif_reference_phases", "xrd_autoanalyzer_limntiof", "mp40_chemeleon")
@@ -139,7 +140,8 @@ class StructureLoader:
         else:
             structure = load_structure(item.reference["file"])
         phase = item.reference["phase"]
-        pattern = computed_pattern(structure, "CuKa", tuple(item.reference["window"]))
+        source = item.reference["file"] + (f" [{item.id}]" if item.id.startswith("mp40:") else "")
+        pattern = computed_pattern(structure, "CuKa", tuple(item.reference["window"]), source=source)
         sidecar = item.meta.get("sidecar") or cif_sidecar(Path(item.reference["file"]))
         item.reference = {**item.reference, **pattern, "formula": structure.composition.reduced_formula,
                           "sidecar": sidecar}
@@ -153,7 +155,7 @@ class StructureLoader:
         return item
 
 
-class PatternLoader:
+class PatternLoader(TaskLoader):
     """Items from measured powder patterns (lab XRD, Cu Kα)."""
 
     data_sets = ("xrd_dara_precursor_mixtures", "xrd_autoanalyzer_limntiof", "xrd_autoxrd_thinfilm")
@@ -164,20 +166,23 @@ class PatternLoader:
         for source in sources:
             if source == "dara":
                 folder = require_dir(data_dir, "xrd_dara_precursor_mixtures", f"task {config.task}")
-                for row in read_csv(folder / "index.csv"):
+                for n, row in enumerate(read_csv(folder / "index.csv"), 2):
                     phases = row["phases"].split(";")
-                    items.append(self._item(config, "dara", folder / row["file"], self._mixture(phases),
+                    path = confine(folder, row["file"], folder / "index.csv", n)
+                    items.append(self._item(config, "dara", path, self._mixture(phases),
                                             float(row["kalpha1_A"]), "DARA precursor mixtures (jrneilson/dara)", "MIT",
                                             source_id="dara:" + row["file"].split("--")[0]))
             elif source == "autoanalyzer":
                 folder = require_dir(data_dir, "xrd_autoanalyzer_limntiof", f"task {config.task}")
-                for row in read_csv(folder / "spectra_index.csv"):
+                for n, row in enumerate(read_csv(folder / "spectra_index.csv"), 2):
                     phases = row["labelled_phases"].split(";")
-                    items.append(self._item(config, "autoanalyzer", folder / row["file"], self._mixture(phases), 1.5406,
+                    path = confine(folder, row["file"], folder / "spectra_index.csv", n)
+                    items.append(self._item(config, "autoanalyzer", path, self._mixture(phases), 1.5406,
                                             "XRD-AutoAnalyzer example spectra", "MIT"))
             elif source == "thinfilm":
                 folder = require_dir(data_dir, "xrd_autoxrd_thinfilm", f"task {config.task}")
-                for row in read_csv(folder / "index.csv"):
+                for n, row in enumerate(read_csv(folder / "index.csv"), 2):
+                    path = confine(folder / "patterns", row["file"], folder / "index.csv", n)
                     if float(row["two_theta_max_deg"]) - float(row["two_theta_min_deg"]) < 10:
                         continue  # single-peak scans
                     name = row["file"].split("__", 1)[1].rsplit(".", 1)[0]
@@ -185,7 +190,7 @@ class PatternLoader:
                     label = (f"a thin film of {compound} (space group {row['space_group_label']})"
                              if compound and not compound[0].isdigit() else
                              f"a halide-perovskite thin film (space group {row['space_group_label']})")
-                    items.append(self._item(config, "thinfilm", folder / "patterns" / row["file"], label, 1.5406,
+                    items.append(self._item(config, "thinfilm", path, label, 1.5406,
                                             "autoXRD thin films (PV-Lab/autoXRD)", "Apache-2.0"))
             else:
                 raise DataError(f"task {config.task}: unknown pattern source {source!r} (known: dara, autoanalyzer, thinfilm)")

@@ -1,10 +1,18 @@
 """Reference diffraction patterns: computed from crystal structures with pymatgen's XRDCalculator,
-or measured, with peaks found by scipy.signal.find_peaks."""
+or measured, with peaks found by scipy.signal.find_peaks.
+
+Input limits: a computed pattern enumerates every reciprocal-lattice point inside the limiting sphere,
+about (4/3)·π·(2·sin θmax/λ)³·V of them, each against every site. A tiny CIF declaring a 150 Å cell
+asks for ~10⁷ reflections (gigabytes), so the estimate is checked first: at most
+``MATPCR_MAX_REFLECTIONS`` (default 200,000) reflections and ``MATPCR_MAX_REFLECTION_SITES``
+(default 20,000,000, about 300 MB and 15 s) reflection × site pairs; larger structures end in a DataError naming the file.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import warnings
 from pathlib import Path
@@ -36,9 +44,44 @@ def load_structure(path: str | Path) -> Any:
                         "check the CIF's cell and atom-site loops") from None
 
 
+def _env_limit(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        raise DataError(f"${name} must be a whole number (got {os.environ[name]!r})") from None
+
+
+def check_pattern_size(structure: Any, wavelength: float, window: tuple[float, float], source: str = "") -> int:
+    """The estimated number of reflections of ``structure`` up to the window's end; a DataError naming
+    ``source`` when it (or reflections × sites) is over the limit, before anything is allocated."""
+    where = f"{source}: " if source else ""
+    if not wavelength > 0 or not math.isfinite(wavelength):
+        raise DataError(f"{where}wavelength must be a positive number of Å (got {wavelength!r})")
+    low, high = float(window[0]), float(window[1])
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high <= 180):
+        raise DataError(f"{where}2θ window must satisfy 0 ≤ min < max ≤ 180° (got {window!r})")
+    volume = float(structure.lattice.volume)
+    if not volume > 0 or not math.isfinite(volume):
+        raise DataError(f"{where}the cell has no volume (check the cell lengths and angles)")
+    radius = 2 * math.sin(math.radians(high / 2)) / wavelength
+    reflections = int(4 / 3 * math.pi * radius ** 3 * volume) + 1
+    sites = max(1, len(structure))
+    max_reflections = _env_limit("MATPCR_MAX_REFLECTIONS", 200_000)
+    max_pairs = _env_limit("MATPCR_MAX_REFLECTION_SITES", 20_000_000)
+    lat = structure.lattice
+    if reflections > max_reflections or reflections * sites > max_pairs:
+        raise DataError(f"{where}cell {lat.a:.1f} × {lat.b:.1f} × {lat.c:.1f} Å (volume {volume:,.0f} Å³, {sites} sites) "
+                        f"would give about {reflections:,} reflections up to 2θ = {high:g}° at λ = {wavelength:g} Å, "
+                        f"over the limit of {max_reflections:,} reflections and {max_pairs:,} reflection × site pairs "
+                        "($MATPCR_MAX_REFLECTIONS, $MATPCR_MAX_REFLECTION_SITES); check the cell, or raise the limits "
+                        "if the structure is genuine")
+    return reflections
+
+
 def computed_pattern(structure: Any, wavelength: str | float = CU_KA_NAME,
-                     window: tuple[float, float] = (5.0, 90.0)) -> dict[str, Any]:
-    """Peaks (2θ, relative intensity, hkl, d) of a structure; cached on disk by structure and settings."""
+                     window: tuple[float, float] = (5.0, 90.0), source: str = "") -> dict[str, Any]:
+    """Peaks (2θ, relative intensity, hkl, d) of a structure; cached on disk by structure and settings.
+    Structures too large to compute (see the module docstring) raise DataError naming ``source``."""
     import platformdirs
 
     key = hashlib.sha256(json.dumps([structure.as_dict(), wavelength, window, "v1"], sort_keys=True,
@@ -48,6 +91,10 @@ def computed_pattern(structure: Any, wavelength: str | float = CU_KA_NAME,
         return json.loads(cache.read_text())
     from pymatgen.analysis.diffraction.xrd import WAVELENGTHS, XRDCalculator
 
+    if isinstance(wavelength, str) and wavelength not in WAVELENGTHS:
+        raise DataError(f"{source or 'pattern'}: unknown X-ray source {wavelength!r} (known: {', '.join(WAVELENGTHS)})")
+    lam = WAVELENGTHS[wavelength] if isinstance(wavelength, str) else float(wavelength)
+    check_pattern_size(structure, lam, window, source or structure.composition.reduced_formula)
     calc = XRDCalculator(wavelength=wavelength)
     try:
         pattern = calc.get_pattern(structure, two_theta_range=window)
@@ -56,7 +103,6 @@ def computed_pattern(structure: Any, wavelength: str | float = CU_KA_NAME,
                         f"({type(exc).__name__}: {exc})") from None
     if len(pattern.x) == 0:
         raise DataError(f"{structure.composition.reduced_formula} has no reflection in 2θ {window}")
-    lam = WAVELENGTHS[wavelength] if isinstance(wavelength, str) else float(wavelength)
     ref = {
         "kind": "computed",
         "wavelength": lam,
@@ -104,6 +150,6 @@ def reference_from_file(path: Path, params: dict[str, Any]) -> dict[str, Any]:
     window = (params["window_min_deg"], params["window_max_deg"])
     if path.suffix.lower() in (".cif", ".mcif", ".vasp") or path.name.startswith(("POSCAR", "CONTCAR")):
         structure = load_structure(path)
-        ref = computed_pattern(structure, float(params["wavelength_A"]), window)
+        ref = computed_pattern(structure, float(params["wavelength_A"]), window, source=str(path))
         return {**ref, "phase": structure.composition.reduced_formula, "file": str(path)}
     return measured_reference(path, path.stem, float(params["wavelength_A"]), float(params["prominence"]))
