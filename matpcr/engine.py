@@ -241,8 +241,8 @@ class Evaluation:
             if self.checker is not None:
                 scoring.apply_checker(self.checker, records, [p.item for p in chunk])
             writer.write_many([r.to_dict() for r in records])
-            for record in records:
-                done[record.key] = record
+            for record in records:  # interventions need the conversation; otherwise keep the slim copy
+                done[record.key] = record if self.intervention is not None else record.slim()
             progress.update(len(records))
 
     def _stage(self, chunk: list[Pending], responses: list[Response]) -> None:

@@ -211,6 +211,10 @@ class Record:
         record.scores = {k: Score.from_json(v) for k, v in (record.scores or {}).items()}
         return record
 
+    def slim(self) -> "Record":
+        """This record without its prompt and chain: all that aggregation needs, a fraction of the memory."""
+        return dataclasses.replace(self, prompt=[], chain="")
+
     def score_value(self, name: str) -> float | None:
         score = self.scores.get(name)
         return None if score is None else score.value

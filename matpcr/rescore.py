@@ -9,6 +9,7 @@ from typing import Any
 from matpcr import scoring
 from matpcr.errors import MatpcrError
 from matpcr.results import aggregate, git_revision, package_versions
+from matpcr.records import Record
 from matpcr.rundir import RunDir
 from matpcr.schema import SCHEMA_VERSION, Results, load_results
 
@@ -22,8 +23,7 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
     """
     source = RunDir(run_dir)
     config = source.read_config()
-    records = source.records()
-    if not records:
+    if not source.samples_path.exists() or source.samples_path.stat().st_size == 0:
         raise MatpcrError(f"{source.path}: no records in samples.jsonl to re-score")
     items = source.items()
     if not items:
@@ -36,25 +36,35 @@ def rescore(run_dir: str | Path, oracle_args: dict[str, dict[str, Any]] | None =
             raise MatpcrError(f"--output-dir {output_dir} is the run being re-scored; omit it to re-score in place")
         if target.path.exists() and (not target.path.is_dir() or any(target.path.iterdir())):
             raise MatpcrError(f"--output-dir {output_dir} exists and is not an empty folder; pick a new one")
-        target.path.mkdir(parents=True, exist_ok=True)
-        for name in ("config.json", "items.jsonl"):
-            (target.path / name).write_bytes((source.path / name).read_bytes())
+        target.create(config)
+        target.path.joinpath("items.jsonl").write_bytes(source.items_path.read_bytes())
     judges, merged = scoring.run_judges(config, oracle_args)
+    # streamed: each record is re-scored and written, and only its slim copy (no prompt or chain) is kept
+    records: list[Record] = []
     missing = 0
-    for record in records:
-        item = items.get(f"{record.task}/{record.item_id}")
-        judge = judges.get(record.task)
-        if item is None or judge is None:
-            missing += 1
-            continue
-        scoring.score_record(record, judge, item)
-    if missing == len(records):
-        raise MatpcrError(f"{source.path}: none of the {missing} records has a stored item and a judge; nothing "
-                          "was re-scored")
     tmp = target.samples_path.with_suffix(".jsonl.tmp")
     tmp.unlink(missing_ok=True)
+    batch: list[dict[str, Any]] = []
     with target.writer(tmp.name) as writer:
-        writer.write_many([r.to_dict() for r in records])
+        for record in source.iter_records():
+            item = items.get(f"{record.task}/{record.item_id}")
+            judge = judges.get(record.task)
+            if item is None or judge is None:
+                missing += 1
+            else:
+                scoring.score_record(record, judge, item)
+            batch.append(record.to_dict())
+            records.append(record.slim())
+            if len(batch) >= 500:
+                writer.write_many(batch)
+                batch = []
+        writer.write_many(batch)
+    if not records:
+        raise MatpcrError(f"{source.path}: no records in samples.jsonl to re-score")
+    if missing == len(records):
+        tmp.unlink(missing_ok=True)
+        raise MatpcrError(f"{source.path}: none of the {missing} records has a stored item and a judge; nothing "
+                          "was re-scored")
     tmp.replace(target.samples_path)
     previous = load_results(source.results_path).to_json() if source.results_path.exists() else {
         "schema_version": SCHEMA_VERSION, "status": "success", "created": "", "config": config}

@@ -355,19 +355,27 @@ class RunDir:
     def records(self) -> list[Record]:
         """Every record once: when a key appears twice (two writers, an older matpcr), the last line wins
         and ``self.duplicates`` counts the extra lines."""
-        by_key: dict[str, Record] = {}
+        return list(self.iter_records())
+
+    def iter_records(self) -> Iterator[Record]:
+        """``records()`` one at a time, in file order of each key's last line: memory stays flat with the
+        size of samples.jsonl (a first pass notes only which line of each key counts)."""
+        last: dict[str, int] = {}
         seen = 0
         for number, row in _read_jsonl(self.samples_path):
+            seen += 1
+            last[str(row.get("key"))] = number
+        self.duplicates = seen - len(last)
+        keep = set(last.values())
+        del last
+        for number, row in _read_jsonl(self.samples_path):
+            if number not in keep:
+                continue
             try:
-                record = Record.from_dict(row)
+                yield Record.from_dict(row)
             except (TypeError, KeyError, ValueError, AttributeError) as exc:
                 raise MatpcrError(f"{self.samples_path}:{number}: not a matpcr record ({exc}); remove that line "
                                   "and resume") from None
-            seen += 1
-            by_key.pop(record.key, None)  # keep the order of the last occurrence
-            by_key[record.key] = record
-        self.duplicates = seen - len(by_key)
-        return list(by_key.values())
 
     def items(self) -> dict[str, Item]:
         out: dict[str, Item] = {}
