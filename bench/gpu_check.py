@@ -56,10 +56,7 @@ def main() -> int:
                     "errors": sum(bool(r.error) for r in hf_out)}
     print(f"hf (SmolLM2, cuda, fp16): {len(requests)} items in {hf_s:.1f} s, {hf_tokens / hf_s:.0f} tokens/s")
 
-    # the image path: a tiny random LLaVA built from a config (plumbing, not quality)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from test_vlm_plumbing import TEMPLATE  # noqa: F401  (the same chat template the CPU test uses)
-    report["vlm"] = "see tests/test_vlm_plumbing.py; run `python -m pytest -q tests/test_vlm_plumbing.py` on this machine"
+    # the image path (a tiny random VLM) runs after this script, from gpu_check.sh, as tests/test_vlm_plumbing.py
 
     if importlib.util.find_spec("vllm") is None:
         report["vllm"] = "not installed (pip install 'matpcr[vllm]')"

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from matpcr.errors import MatpcrError
-from matpcr.protocols import as_loader
+from matpcr.protocols import TaskLoader, as_loader
 from matpcr.records import Item, Message, Request, Sampling, image_part, text_part
 from matpcr.tasks import TaskConfig
 
@@ -116,6 +116,51 @@ def request_seed(seed: int, sample: int) -> int:
     return seed + 1000 * sample
 
 
+def item_cache_dir() -> Path | None:
+    """Where completed items are kept (``$MATPCR_ITEM_CACHE``, default the user cache dir; ``none``: off)."""
+    import os
+
+    value = os.environ.get("MATPCR_ITEM_CACHE", "")
+    if value.strip().lower() in ("none", "off", "0"):
+        return None
+    if value:
+        return Path(value).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("matpcr")) / "items"
+
+
+def complete_cached(loader: TaskLoader, task: TaskConfig, item: Item) -> Item:
+    """``loader.complete(item)``, read from disk when the loader gave a cache key and the same item was
+    completed before (the first request of a big run then waits for no reference parsing)."""
+    import json
+    import os
+
+    key = loader.cache_key(item)
+    folder = item_cache_dir()
+    if key is None or folder is None:
+        return loader.complete(item)
+    ident = json.dumps([type(loader).__qualname__, key, task.task, task.modality, task.loader_args, item.id],
+                       sort_keys=True, default=str)
+    path = folder / f"{hashlib.sha256(ident.encode()).hexdigest()}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cached = Item(**data)
+        if all(Path(p).exists() for p in cached.images):
+            return cached
+    except (OSError, ValueError, TypeError):
+        pass  # not cached yet, or unreadable: complete it again
+    done = loader.complete(item)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(asdict(done), ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass  # a read-only cache only costs time
+    return done
+
+
 @dataclass
 class Plan:
     """The items a run uses, per (task, seed), with the ones that could not be completed."""
@@ -152,7 +197,7 @@ def plan_items(tasks: list[TaskConfig], registry: Any, data_dir: Path | None, se
                 if key not in plan.items:
                     plan.items[key] = item
                     try:
-                        plan.items[key] = loader.complete(item)
+                        plan.items[key] = complete_cached(loader, task, item)
                     except Exception as exc:  # one bad file must not end the run: recorded as unusable
                         plan.bad_items[key] = f"{type(exc).__name__}: {exc}"
                 plan.entries.append((task, seed, plan.items[key]))

@@ -83,6 +83,12 @@ class TaskLoader:
     def complete(self, item: Item) -> Item:
         return item
 
+    def cache_key(self, item: Item) -> str | None:
+        """A key that changes whenever ``complete(item)`` would give another result (e.g. the reference
+        file's hash, the loader's settings and a version of its code), so completed items can be kept on
+        disk between runs; None (the default) keeps nothing."""
+        return None
+
 
 class _PlainLoader(TaskLoader):
     """Adapts a loader that only has ``load`` (the minimal third-party form)."""

@@ -148,3 +148,34 @@ def test_resume_retries_failed_generations(toy: dict[str, Any]) -> None:
     assert again["metrics"]["overall"]["generation_errors"] == 0
     assert again["timing"]["resumed"] == 4 and again["timing"]["generated"] == 2
     assert again["metrics"]["tasks"]["toy_pos"]["status_counts"]["error"] == 2  # i2 (boom) and i3 (crash)
+
+
+def test_completed_items_are_kept_on_disk_by_the_loaders_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loader that gives a cache key has ``complete`` called once per key; a changed key recomputes."""
+    from matpcr.planning import complete_cached
+    from matpcr.tasks import TaskConfig
+
+    monkeypatch.setenv("MATPCR_ITEM_CACHE", str(tmp_path / "items"))
+
+    class Counting(NumbersLoader):
+        version = "v1"
+        calls = 0
+
+        def complete(self, item: Item) -> Item:
+            Counting.calls += 1
+            item.text = f"completed {item.id} with {self.version}"
+            return item
+
+        def cache_key(self, item: Item) -> str | None:
+            return self.version
+
+    loader, task = Counting(), TaskConfig(task="toy_pos", loader="toy.numbers", constraint="toy")
+    first = [complete_cached(loader, task, i) for i in loader.load(task, None)]
+    again = [complete_cached(loader, task, i) for i in loader.load(task, None)]
+    assert Counting.calls == 6 and [i.text for i in again] == [i.text for i in first]
+    loader.version = "v2"
+    assert complete_cached(loader, task, loader.load(task, None)[0]).text == "completed i0 with v2"
+    assert Counting.calls == 7
+    monkeypatch.setenv("MATPCR_ITEM_CACHE", "none")
+    complete_cached(loader, task, loader.load(task, None)[0])
+    assert Counting.calls == 8

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from matpcr.protocols import TaskLoader
-from matpcr.records import Item
+from matpcr.records import Item, file_sha256
 from matpcr.tasks import TaskConfig
 from matpcr.errors import DataError
 from matpcr_plugins.datafiles import confine, read_csv, render_dir, require_dir
@@ -83,6 +83,10 @@ class MicrographLoader(TaskLoader):
                                     "licence": "CC BY-NC-ND 4.0", "file": str(path), "sample": "TiO2",
                                     "sidecar": {k: row.get(k, "") for k in SIDECAR_FIELDS}}))
         return items
+
+    def cache_key(self, item: Item) -> str | None:
+        """Calibration and particle sizing depend only on the micrograph's bytes (and this code's version)."""
+        return f"sem-v1:{file_sha256(item.reference['file'])}"
 
     def complete(self, item: Item) -> Item:
         from matpcr_plugins.sem.calibration import calibrate, particle_sizes_px

@@ -3,13 +3,14 @@ pattern is computed, and measured patterns whose reference peaks are found in th
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 from typing import Any
 
 from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
-from matpcr.records import Item
+from matpcr.records import Item, file_sha256
 from matpcr.tasks import TaskConfig
 from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy, require_dir
 
@@ -129,6 +130,12 @@ class StructureLoader(TaskLoader):
                     source_id=f"{source}:{path.stem}", meta={"dataset": dataset, "licence": licence, "file": str(path),
                                                              "phase": phase})
 
+    def cache_key(self, item: Item) -> str | None:
+        """The computed pattern depends on the structure's bytes and the window (and this code's version)."""
+        source = item.reference.get("cif_text")
+        digest = hashlib.sha256(source.encode()).hexdigest() if source else file_sha256(item.reference["file"])
+        return f"xrd-structure-v1:{digest}:{item.reference['window']}"
+
     def complete(self, item: Item) -> Item:
         """Parse the structure, describe it and compute its Cu Kα pattern (only for sampled items)."""
         from matpcr_plugins.xrd.patterns import computed_pattern, load_structure
@@ -209,6 +216,10 @@ class PatternLoader(TaskLoader):
                     text="", reference={"phase": phase, "file": str(path), "wavelength": wavelength},
                     source_id=source_id or f"{source}:{path.stem}",
                     meta={"dataset": dataset, "licence": licence, "file": str(path), "phase": phase})
+
+    def cache_key(self, item: Item) -> str | None:
+        ref = item.reference
+        return f"xrd-pattern-v1:{file_sha256(ref['file'])}:{ref['wavelength']}:{ref.get('prominence', 0.02)}"
 
     def complete(self, item: Item) -> Item:
         from matpcr_plugins.xrd.patterns import measured_reference
