@@ -13,12 +13,13 @@ from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
 from matpcr_plugins.dft.store import Material, ReferenceStore, import_staged
+from matpcr_plugins.dft.thresholds import NEAR_HULL_EV
 
 log = logging.getLogger("matpcr.dft")
 
 QUESTIONS = {
     "stability": ("According to density-functional (PBE/GGA) calculations, is {formula} thermodynamically stable, "
-                  "i.e. on or within 0.05 eV/atom of the convex hull? Answer 'stable' or 'unstable'."),
+                  f"i.e. on or within {NEAR_HULL_EV:g} eV/atom of the convex hull? Answer 'stable' or 'unstable'."),
     "metallicity": ("According to density-functional (PBE/GGA) calculations, is {formula} metallic (zero band gap) or "
                     "does it have a band gap? If it has one, give its size in eV."),
     "magnetism": ("According to spin-polarised density-functional calculations, is {formula} magnetic? If it is, "

@@ -15,4 +15,7 @@ def _oracle(**params: Any) -> Any:
 
 @hookimpl
 def register_oracles(register: Any) -> None:
-    register("metallicity", _oracle, "zero (<=0.05 eV) versus non-zero (>=0.20 eV) gap class; abstains in between")
+    from matpcr_plugins.dft.thresholds import NONZERO_GAP_EV, ZERO_GAP_EV
+
+    register("metallicity", _oracle, f"zero (<={ZERO_GAP_EV:g} eV) versus non-zero (>={NONZERO_GAP_EV:g} eV) gap class; "
+             "abstains in between")

@@ -107,8 +107,11 @@ def register_commands(cli: Any) -> None:
         if as_json:
             click.echo(json.dumps(result, indent=2))
             return
-        header = ["source", "rows", "on hull", "near hull (≤0.05)", "metallic (≤0.05 eV)", "gap band 0.05–0.2",
-                  "magnetic (≥0.05 µB/atom)", "is_stable vs ε disagree"]
+        from matpcr_plugins.dft.thresholds import NEAR_HULL_EV, NONZERO_GAP_EV, ZERO_GAP_EV, ZERO_MOMENT_MUB_PER_ATOM
+
+        header = ["source", "rows", "on hull", f"near hull (≤{NEAR_HULL_EV:g})", f"metallic (≤{ZERO_GAP_EV:g} eV)",
+                  f"gap band {ZERO_GAP_EV:g}–{NONZERO_GAP_EV:g}", f"magnetic (≥{ZERO_MOMENT_MUB_PER_ATOM:g} µB/atom)",
+                  "is_stable vs ε disagree"]
         rows = [[s, str(r["rows"]), str(r["on_hull"]), str(r["near_hull"]), str(r["metallic"]), str(r["gap_abstain"]),
                  str(r["magnetic"]), "-" if r["is_stable_n"] == 0 else
                  f"{r['epsilon_disagree']}/{r['is_stable_n']} ({r['epsilon_disagree'] / r['is_stable_n']:.1%})"]

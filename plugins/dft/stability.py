@@ -15,4 +15,6 @@ def _oracle(**params: Any) -> Any:
 
 @hookimpl
 def register_oracles(register: Any) -> None:
-    register("stability", _oracle, "a stable/unstable claim must agree with E_hull <= 0.05 eV/atom")
+    from matpcr_plugins.dft.thresholds import NEAR_HULL_EV
+
+    register("stability", _oracle, f"a stable/unstable claim must agree with E_hull <= {NEAR_HULL_EV:g} eV/atom")
