@@ -236,76 +236,88 @@ def audit() -> None:
 @click.option("--per-family", type=int, default=100, show_default=True)
 @click.option("--output-dir", default="audit", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def audit_sample(run_dirs: tuple[str, ...], per_family: int, output_dir: str, seed: int) -> None:
+@click.option("--force", is_flag=True, help="Replace a sheet that already holds judgements.")
+def audit_sample(run_dirs: tuple[str, ...], per_family: int, output_dir: str, seed: int, force: bool) -> None:
     """Write a review sheet (audit.html + audit.csv) of oracle-fired cases."""
     from matpcr.audit import sample
 
-    result = sample(list(run_dirs), output_dir, per_family, seed)
+    result = sample(list(run_dirs), output_dir, per_family, seed, force)
     click.echo(f"{result['cases']} cases {result['families']}: {result['html']} and {result['csv']}")
-
-
-@audit.command("score")
-@click.argument("sheet", type=click.Path())
-@click.option("--json", "as_json", is_flag=True)
-def audit_score(sheet: str, as_json: bool) -> None:
-    """Precision (unsure excluded) with a bootstrap interval, and the tolerance effect."""
-    from matpcr.audit import score
-    from matpcr.table import format_table
-
-    result = score(sheet)
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
-        return
-    rows = [[fam, str(r["cases"]), str(r["real"]), str(r["false_positive"]), str(r["unsure"]), str(r["unjudged"]),
-             "-" if r["precision"]["value"] is None else
-             f"{r['precision']['value']:.3f} [{r['precision']['ci_low']:.3f}, {r['precision']['ci_high']:.3f}]",
-             str(r["false_positives_within_2x_tolerance"])] for fam, r in result.items()]
-    click.echo(format_table(rows, ["family", "cases", "real", "false pos.", "unsure", "unjudged", "precision [95% CI]",
-                                   "FP within 2x tol."]))
-
-
-@cli.command("contamination")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True)
-def contamination_cmd(run_dir: str, as_json: bool) -> None:
-    """Count chains that state source metadata never shown to the model (sample ids, localities)."""
-    from matpcr.contamination import contamination
-
-    result = contamination(run_dir)
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
-        return
-    click.echo(f"{result['contaminated']} of {result['records_checked']} checked records state hidden source metadata")
-    for hit in result["hits"][:20]:
-        click.echo(f"  {hit['record_key']}: {hit['field']} = {hit['value']}")
 
 
 @cli.group("data")
 def data_group() -> None:
-    """The data directory (--data-dir, $MATPCR_DATA_DIR): what is there and whether it is intact."""
+    """Data sets: where they come from, whether they are here (--data-dir, $MATPCR_DATA_DIR, else the user
+    data directory, else the embedded default set), pulling them, and checking them."""
 
 
 @data_group.command("ls")
 @click.option("--data-dir", default=None)
-def data_ls(data_dir: str | None) -> None:
-    """Data sets in the data directory and the tasks whose loaders read them."""
+@click.option("--json", "as_json", is_flag=True)
+def data_ls(data_dir: str | None, as_json: bool) -> None:
+    """Every data set: origin, licence, whether and where it is present, size, and the tasks that read it."""
     from matpcr.datadir import data_sets
     from matpcr.datadir import resolve_data_dir
     from matpcr.table import format_table
 
-    rows = [[d["name"], str(d["files"]), f"{d['bytes'] / 1e6:.1f} MB", ", ".join(d["tasks"]) or "-"]
-            for d in data_sets(resolve_data_dir(data_dir))]
-    click.echo(format_table(rows, ["data set", "files", "size", "used by tasks"]))
+    resolved = resolve_data_dir(data_dir)
+    sets = data_sets(resolved)
+    if as_json:
+        click.echo(json.dumps(sets, indent=2))
+        return
+
+    def human(n: float) -> str:
+        return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.0f} kB"
+
+    def size(d: dict[str, Any]) -> str:
+        if d["present"] in ("data dir", "user") or d["present"].startswith("embedded"):
+            return human(d["bytes"])
+        return f"({human(d['declared_bytes'])})" if d.get("declared_bytes") else "-"
+
+    rows = [[d["name"], d["origin"], d["licence"], d["present"], size(d), ", ".join(d["tasks"]) or "-"] for d in sets]
+    click.echo(format_table(rows, ["data set", "origin", "licence", "present", "size", "used by tasks"]))
+    if resolved is None:
+        from matpcr.datadir import user_data_dir
+
+        click.echo(f"\nno data directory configured: sets are read from {user_data_dir()} (`matpcr data pull`), "
+                   "else from the embedded default set", err=True)
+
+
+@data_group.command("pull")
+@click.argument("names", nargs=-1)
+@click.option("--all", "pull_all", is_flag=True, help="Every declared data set.")
+@click.option("--data-dir", default=None, help="Where to put them (default: $MATPCR_DATA_DIR, else the user data directory).")
+@click.option("--base-url", default=None, help="Fetch https://HOST/PATH from BASE_URL/HOST/PATH instead (a mirror); "
+              "default $MATPCR_DATA_BASE_URL.")
+@click.option("--no-progress", is_flag=True, help="No progress bars.")
+def data_pull(names: tuple[str, ...], pull_all: bool, data_dir: str | None, base_url: str | None,
+              no_progress: bool) -> None:
+    """Download data sets from their public origins, verify each file's sha256 and lay them out as the tasks
+    expect. Resumable: run it again after a failure."""
+    from matpcr.datadir import catalog, pull, pull_dir
+    from matpcr.table import format_table
+
+    known = catalog()
+    if pull_all:
+        names = tuple(known)
+    if not names:
+        raise click.UsageError(f"name the data sets to pull, or pass --all (known: {', '.join(sorted(known))})")
+    target = pull_dir(data_dir)
+    click.echo(f"pulling {len(names)} data set(s) into {target}", err=True)
+    results = pull(names, target, base_url=base_url, progress=not no_progress, datasets=known)
+    rows = [[r["name"], r["status"], str(r.get("files", "-")),
+             f"{r['bytes'] / 1e6:.1f} MB" if "bytes" in r else "-", r.get("note", "")] for r in results]
+    click.echo(format_table(rows, ["data set", "status", "files", "size", "note"]))
 
 
 @data_group.command("check")
 @click.option("--data-dir", default=None)
 def data_check(data_dir: str | None) -> None:
-    """Verify every file against the data directory's MANIFEST.sha256."""
-    from matpcr.datadir import verify_manifest
+    """Verify every file against the data directory's MANIFEST.sha256 (default: the user data directory)."""
+    from matpcr.datadir import user_data_dir, verify_manifest
     from matpcr.datadir import resolve_data_dir
 
-    result = verify_manifest(resolve_data_dir(data_dir))
+    result = verify_manifest(resolve_data_dir(data_dir) or user_data_dir())
     click.echo(f"{result['ok']} files match, {len(result['missing'])} missing, {len(result['changed'])} changed")
     for path in result["missing"][:20] + result["changed"][:20]:
         click.echo(f"  {path}")
@@ -453,7 +465,7 @@ def audit_serve(sheet: str, reviewer: str | None, port: int, open_browser: bool)
           echo=lambda url: click.echo(f"matpcr audit: reviewer {name} at {url} (Ctrl-C to stop)"))
 
 
-@audit.command("score")  # replaces the one-reviewer `audit score` above (same JSON, plus reviewers and κ)
+@audit.command("score")
 @click.argument("sheet", type=click.Path())
 @click.option("--labels", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A reviewer's labels file (repeatable; default: every labels-*.csv beside the sheet).")

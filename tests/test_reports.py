@@ -102,6 +102,10 @@ def test_audit_sample_and_score(replayed_run: Path, tmp_path: Path) -> None:
     spectra_fp = [x for x in rows if x["constraint"] == "spectra" and x["judgement"] == "false positive"]
     near = sum(float(x["distance_to_nearest_feature"]) <= 10 for x in spectra_fp if x["distance_to_nearest_feature"])
     assert result["spectra"]["false_positives_within_2x_tolerance"] == near
+    again = run_cli("audit", "sample", str(replayed_run), "--output-dir", str(tmp_path))
+    assert again.returncode == 2 and "already holds judgements" in again.stderr and "--force" in again.stderr
+    with open(tmp_path / "audit.csv", newline="") as handle:
+        assert [r["judgement"] for r in csv.DictReader(handle)] == [r["judgement"] for r in rows]  # untouched
     bad = tmp_path / "bad.csv"
     bad.write_text((tmp_path / "audit.csv").read_text().replace("unsure", "maybe", 1))
     proc = run_cli("audit", "score", str(bad))
