@@ -13,8 +13,14 @@ import numpy as np
 
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
-from matpcr.records import Claim, Item, Verdict
+from matpcr.records import Claim, Extraction, Item, Verdict
 from matpcr_plugins.dft import claims as parse
+
+_STABILITY, _METALLICITY, _MAGNETISM = parse.StabilityReader(), parse.MetallicityReader(), parse.MagnetismReader()
+
+
+#: eV/atom; at or below this a computed structure lies on the hull (Materials Project stores exact zeros)
+ON_HULL = 1e-6
 
 
 class _DFTOracle(Oracle):
@@ -38,6 +44,11 @@ class _DFTOracle(Oracle):
         return Verdict("abstain", f"the reference for {reference.get('material_id', 'this material')} has no "
                        f"{self.field.replace('_', ' ')}, so the claim cannot be checked", {"reason": "missing_field"})
 
+    def render_case(self, reference: dict[str, Any], claim: Claim, path: Path) -> Path | None:
+        """Audit and viewer figure: the reference value on a number line against this oracle's thresholds,
+        with the claim (a class as the region it asserts, a value as a mark); see the end of this file."""
+        return _draw_number_line(self, reference, claim, path)
+
 
 class StabilityOracle(_DFTOracle):
     name = "stability"
@@ -45,29 +56,74 @@ class StabilityOracle(_DFTOracle):
     field = "energy_above_hull"
     tolerance_param = "epsilon"
     sensitivity_values = (0.0, 0.025, 0.05, 0.10)
-    defaults = {"epsilon": 0.05}  # eV/atom, the paper's near-hull threshold
+    # eV/atom: the paper's near-hull threshold; a stated E_hull must agree with the computed one within
+    # ehull_tolerance (the same 0.05 eV/atom resolution the paper's criterion works at)
+    defaults = {"epsilon": 0.05, "ehull_tolerance": 0.05}
 
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        return parse.stability_claims(chain)
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """The committed class (stable / unstable / metastable) and any stated E_hull (plugins/dft/claims.py)."""
+        return _STABILITY.read(chain, item)
 
     def render_claim(self, claim: Claim) -> str:
-        word = "thermodynamically stable (on or near the convex hull)" if claim.value == "stable" else "unstable; it decomposes"
+        if claim.kind == "e_above_hull":
+            return (f"Its computed energy above the convex hull is {claim.value:g} {claim.unit}.\n"
+                    f"Answer: {claim.value:g} {claim.unit} above the hull")
+        word = {"stable": "thermodynamically stable (on or near the convex hull)", "metastable": "metastable (near the hull)"
+                }.get(str(claim.value), "unstable; it decomposes")
         return f"Considering competing phases, the compound is {word}.\nAnswer: {claim.value}"
 
     def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+        """The paper's operational near-hull criterion, with its own wording (docs/oracles.md, "Stability"):
+        "stable" iff E_hull <= ε; "unstable" iff E_hull > ε; "metastable" (near-hull, potentially metastable)
+        iff 0 < E_hull <= ε; a stated E_hull (eV/atom or eV/fu) must be >= 0 and within ``ehull_tolerance``."""
         ehull = self._value(reference)
         if ehull is None:
             return self._missing(reference)
         eps = self.params["epsilon"]
+        if claim.kind == "e_above_hull":
+            return self._check_magnitude(claim, reference, ehull)
+        if claim.value == "metastable":
+            if ehull <= ON_HULL:
+                return Verdict("violated", "The compound is claimed metastable, but the computed structure lies on the "
+                               "convex hull: a metastable phase sits above the hull.", {"reason": "on_hull"})
+            if ehull <= eps + 1e-12:
+                return Verdict("consistent", f"a near-hull (potentially metastable) claim agrees with a computed energy "
+                               f"above the hull between 0 and ε = {eps:g} eV/atom.")
+            return Verdict("violated", f"The compound is claimed metastable (near the hull), but its computed energy above "
+                           f"the convex hull exceeds the ε = {eps:g} eV/atom near-hull threshold.", {"reason": "class_mismatch"})
         near = ehull <= eps + 1e-12
         if (claim.value == "stable") == near:
             return Verdict("consistent", f"the stability claim agrees with the computed energy above the hull at ε = {eps:g} eV/atom.")
         return Verdict("violated", f"The stability claim contradicts the computed energy above the convex hull at the "
                        f"ε = {eps:g} eV/atom near-hull threshold.", {"reason": "class_mismatch"})
 
+    def _check_magnitude(self, claim: Claim, reference: dict[str, Any], ehull: float) -> Verdict:
+        value = float(claim.value)
+        if claim.unit == "eV/fu":
+            try:
+                from pymatgen.core import Composition
+
+                value /= Composition(reference.get("formula") or reference.get("formula_cell")).num_atoms
+            except Exception as exc:  # no usable formula: the basis cannot be converted
+                return Verdict("abstain", f"the claimed energy per formula unit cannot be converted per atom ({exc})",
+                               {"reason": "unit"})
+        if value < 0:
+            return Verdict("violated", "An energy above the convex hull cannot be negative: it is measured from the "
+                           "hull, which lies at or below every phase.", {"reason": "negative"})
+        tol = self.params["ehull_tolerance"]
+        if abs(value - ehull) <= tol + 1e-12:
+            return Verdict("consistent", f"the stated energy above the hull agrees with the computed one within {tol:g} eV/atom.",
+                           {"claimed_eV_per_atom": value})
+        return Verdict("violated", f"The stated energy above the convex hull differs from the computed one by more than "
+                       f"{tol:g} eV/atom.", {"reason": "magnitude", "claimed_eV_per_atom": value})
+
     def accurate(self, claim: Claim, reference: dict[str, Any]) -> bool | None:
+        """Against Materials Project's strict is_stable label: "stable" must be on the hull, "unstable" and
+        "metastable" off it; a stated E_hull has no separate accuracy criterion."""
         label = reference.get("is_stable")
-        return None if label is None else (claim.value == "stable") == bool(label)
+        if label is None or claim.kind != "stability":
+            return None
+        return (claim.value == "stable") == bool(label)
 
     def plant_violation(self, reference: dict[str, Any], rng: np.random.Generator) -> Claim:
         ehull = self._value(reference)
@@ -89,8 +145,9 @@ class MetallicityOracle(_DFTOracle):
     tolerance_param = "zero_gap_eV"
     defaults = {"zero_gap_eV": 0.05, "nonzero_gap_eV": 0.20}  # between the two: abstain, excluded from PCR
 
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        return parse.metallicity_claims(chain)
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """The committed class (metallic / gapped) and any stated band gap; other energies are rejected."""
+        return _METALLICITY.read(chain, item)
 
     def render_claim(self, claim: Claim) -> str:
         if claim.kind == "band_gap":
@@ -145,8 +202,9 @@ class MagnetismOracle(_DFTOracle):
     tolerance_param = "zero_moment_muB_per_atom"
     defaults = {"zero_moment_muB_per_atom": 0.05, "magnitude_factor": 10.0}
 
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        return parse.magnetism_claims(chain)
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """The committed class (magnetic / nonmagnetic) and any stated net moment with its basis."""
+        return _MAGNETISM.read(chain, item)
 
     def render_claim(self, claim: Claim) -> str:
         if claim.kind == "magnetic_moment":
@@ -225,3 +283,105 @@ class MagnetismOracle(_DFTOracle):
             return Claim("magnetic_moment", round(abs(float(reference["total_magnetization"])) * rng.uniform(1.0, 1.5), 4),
                          "muB/cell")
         return Claim("magnetism", "magnetic" if magnetic else "nonmagnetic")
+
+
+# -- the figure of one verdict (render_case): a number line of the reference against the thresholds -------
+
+def _draw_number_line(oracle: _DFTOracle, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    value = oracle._value(reference)
+    verdict = oracle.check(claim, reference)
+    material = f"{reference.get('formula') or reference.get('formula_cell') or ''} ({reference.get('material_id', '?')})"
+    regions: list[tuple[float, float, str, str]] = []  # lo, hi, colour, label
+    claim_region: tuple[float, float] | None = None
+    claim_mark: float | None = None
+    band: tuple[float, float, str] | None = None
+    symlog, unit, ref_value = False, "", value
+    if isinstance(oracle, StabilityOracle):
+        eps = float(oracle.params["epsilon"])
+        unit, name = "eV/atom", "energy above the convex hull"
+        top = max([3 * eps, *(v for v in (value, _claimed_number(verdict, claim)) if v is not None)]) * 1.3
+        regions = [(-0.25 * top, 0.0, "#dee2e6", "below the hull: impossible"),
+                   (0.0, eps, "#d3f9d8", f"near hull (≤ ε = {eps:g}): stable / metastable"),
+                   (eps, top, "#ffe3e3", f"unstable (> ε)")]
+        if claim.kind == "e_above_hull":
+            claim_mark = _claimed_number(verdict, claim)
+            if value is not None:
+                tol = float(oracle.params["ehull_tolerance"])
+                band = (value - tol, value + tol, f"agreement window ± {tol:g}")
+        else:
+            claim_region = {"stable": (0.0, eps), "metastable": (0.0, eps)}.get(str(claim.value), (eps, top))
+    elif isinstance(oracle, MetallicityOracle):
+        zero, nonzero = float(oracle.params["zero_gap_eV"]), float(oracle.params["nonzero_gap_eV"])
+        unit, name, symlog = "eV", "band gap", True
+        top = max([2.0, *(v for v in (value, _claimed_number(verdict, claim)) if v is not None)]) * 1.5
+        regions = [(0.0, zero, "#d0ebff", f"metallic (≤ {zero:g})"),
+                   (zero, nonzero, "#dee2e6", "abstention band"),
+                   (nonzero, top, "#fff3bf", f"gapped (≥ {nonzero:g})")]
+        if claim.kind == "band_gap":
+            claim_mark = _claimed_number(verdict, claim)
+        else:
+            claim_region = (0.0, zero) if claim.value == "metallic" else (nonzero, top)
+    else:  # magnetism: |M| per atom of the reference cell
+        zero = float(oracle.params["zero_moment_muB_per_atom"])
+        unit, name, symlog = "µB/atom", "net magnetic moment per atom (magnitude)", True
+        nsites = reference.get("nsites")
+        ref_value = abs(value) / float(nsites) if value is not None and nsites else None
+        if claim.kind == "magnetic_moment":
+            try:
+                claim_mark = abs(MagnetismOracle.per_atom(float(claim.value), claim.unit, reference))
+            except Exception:
+                claim_mark = None
+        top = max([1.0, *(v for v in (ref_value, claim_mark) if v is not None)]) * 3
+        regions = [(0.0, zero, "#dee2e6", f"non-magnetic (< {zero:g})"), (zero, top, "#e5dbff", "magnetic")]
+        if claim.kind != "magnetic_moment":
+            claim_region = (zero, top) if claim.value == "magnetic" else (0.0, zero)
+        elif ref_value is not None and ref_value >= zero:
+            factor = float(oracle.params["magnitude_factor"])
+            band = (ref_value / factor, ref_value * factor, f"within ×{factor:g} of the reference")
+    fig = Figure(figsize=(9.0, 2.6), dpi=90)
+    ax = fig.add_axes((0.04, 0.36, 0.92, 0.42))
+    lo = regions[0][0]
+    hi = regions[-1][1]
+    for r_lo, r_hi, colour, label in regions:
+        ax.axvspan(r_lo, r_hi, ymin=0.3, ymax=0.7, color=colour, label=label)
+    if band is not None:
+        ax.axvspan(band[0], band[1], ymin=0.22, ymax=0.78, fill=False, edgecolor="#1c7ed6", linestyle="--",
+                   linewidth=1.0, label=band[2])
+    if claim_region is not None:
+        ax.axvspan(claim_region[0], claim_region[1], ymin=0.15, ymax=0.85, fill=False, edgecolor="#c92a2a",
+                   linewidth=2.0, hatch="//", label=f"claimed: {claim.value}")
+    if ref_value is not None:
+        ax.plot([ref_value], [0.5], marker="D", color="k", markersize=8, linestyle="none", clip_on=False,
+                label=f"reference {ref_value:.4g} {unit}")
+    if claim_mark is not None:
+        ax.plot([claim_mark], [0.5], marker="v", color="#c92a2a", markersize=11, linestyle="none", clip_on=False,
+                label=f"claimed {claim_mark:.4g} {unit}")
+    if symlog:
+        ax.set_xscale("symlog", linthresh=0.01, linscale=0.5)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel(f"{name} ({unit})", fontsize=8)
+    ax.tick_params(labelsize=7)
+    missing = " — the reference has no value" if ref_value is None else ""
+    ax.set_title(f"{material}: {claim.kind} = {claim.value} {claim.unit}".strip() + f" → {verdict.status}{missing}",
+                 fontsize=9)
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=4, frameon=False)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    return out
+
+
+def _claimed_number(verdict: Verdict, claim: Claim) -> float | None:
+    """The claimed value in the reference's unit (per atom where the oracle converted it)."""
+    converted = (verdict.details or {}).get("claimed_eV_per_atom")
+    if converted is not None:
+        return float(converted)
+    try:
+        return float(claim.value)
+    except (TypeError, ValueError):
+        return None

@@ -23,9 +23,11 @@ import numpy as np
 
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
-from matpcr.records import Claim, Item, Verdict
+from matpcr.records import Claim, Extraction, Item, Verdict
+from matpcr_plugins.claims.spectra import SpectraReader
 from matpcr_plugins.peaks import nearest_distance, nearest_distances
-from matpcr_plugins.quantities import find_quantities
+
+_READER = SpectraReader()
 
 
 @dataclass
@@ -78,12 +80,9 @@ class RamanOracle(Oracle):
             return self.read_json_reference(path)
         return read_spectrum(path)
 
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        _, found = find_quantities(chain, units={"cm-1"}, answer_default_unit="cm-1")
-        claims = []
-        for q in found:
-            claims.append(Claim("raman_shift", q.value, "cm-1", (q.start, q.end), q.text))
-        return claims
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """Raman-shift claims anywhere in the chain (plugins/claims/spectra.py)."""
+        return _READER.read(chain, item)
 
     @staticmethod
     def _nearest(x: float, peaks: np.ndarray) -> float:
@@ -107,13 +106,11 @@ class RamanOracle(Oracle):
         return self._nearest(float(claim.value), reference.peaks) <= self.params["accuracy_cm1"]
 
     def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
-        """Audit figure: the spectrum, its genuine peaks, and the claim with its tolerance band."""
-        from matpcr_plugins.datafiles import plot_case
-
+        """Audit and viewer figure: the measured spectrum, its genuine peaks with their prominence (the
+        drop to the higher flanking valley), the measured range, and the claimed band with its ±tolerance
+        window; a second panel zooms on the claim."""
         prepared = self.prepare(reference)
-        return plot_case(prepared.shift, prepared.intensity, [(float(claim.value), self.params["tolerance_cm1"])],
-                         xlabel="Raman shift (cm⁻¹)", ylabel="intensity", out=out, peaks=prepared.peaks,
-                         title=f"{prepared.name}: measured Raman spectrum")
+        return _draw_spectrum_case(prepared, claim, self.params, out)
 
     def plant_violation(self, reference: PreparedSpectrum, rng: np.random.Generator) -> Claim:
         """A shift inside the measured range but more than three tolerances from every genuine peak."""
@@ -131,3 +128,59 @@ class RamanOracle(Oracle):
         peak = float(rng.choice(reference.peaks))
         return Claim("raman_shift", round(peak + rng.uniform(-0.5, 0.5) * self.params["tolerance_cm1"], 1), "cm-1")
 
+
+# -- the figure of one verdict (render_case) ------------------------------------------------------------
+
+def _draw_spectrum_case(prepared: PreparedSpectrum, claim: Claim, params: dict[str, Any], out: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    x, y = prepared.shift, prepared.intensity
+    tol = float(params["tolerance_cm1"])
+    claimed = float(claim.value)
+    span = float(y.max() - y.min()) or 1.0
+    idx = np.searchsorted(x, prepared.peaks).clip(0, len(x) - 1)
+    heights = y[idx]
+    fig = Figure(figsize=(9.6, 3.4), dpi=90)
+    full, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]})
+    nearest = float(prepared.peaks[int(np.argmin(np.abs(prepared.peaks - claimed)))]) if prepared.peaks.size else None
+    for ax in (full, zoom):
+        ax.plot(x, y, color="k", linewidth=0.7)
+        ax.vlines(prepared.peaks, heights - prepared.prominences * span, heights, color="#1c7ed6", linewidth=1.0,
+                  label=f"genuine peaks (prominence ≥ {params['prominence_fraction']:g} of range)")
+        ax.plot(prepared.peaks, heights, "v", color="#1c7ed6", markersize=4)
+        ax.axvspan(claimed - tol, claimed + tol, color="#ffa8a8", alpha=0.55, label=f"claim ± {tol:g} cm⁻¹")
+        ax.axvline(claimed, color="#c92a2a", linestyle="--", linewidth=1.1)
+    lo, hi = min(prepared.lo, claimed - 3 * tol), max(prepared.hi, claimed + 3 * tol)
+    full.set_xlim(lo, hi)
+    for edge0, edge1 in ((lo, prepared.lo), (prepared.hi, hi)):
+        if edge1 > edge0:
+            full.axvspan(edge0, edge1, color="#adb5bd", alpha=0.35, label="outside the measured range")
+    full.set_xlabel("Raman shift (cm⁻¹)")
+    full.set_ylabel("intensity")
+    full.set_title(f"{prepared.name or 'reference'}: measured Raman spectrum, {prepared.peaks.size} genuine peaks",
+                   fontsize=9)
+    handles, labels = full.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    full.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
+    half = max(40.0, 8 * tol, min(150.0, 1.5 * abs((nearest if nearest is not None else claimed) - claimed)))
+    zoom.set_xlim(claimed - half, claimed + half)
+    inside = (x >= claimed - half) & (x <= claimed + half)
+    if inside.any():
+        low, high = float(y[inside].min()), float(y[inside].max())
+        pad = 0.1 * (high - low or span)
+        zoom.set_ylim(low - pad, high + 3 * pad)
+    for peak, height, prom in zip(prepared.peaks, heights, prepared.prominences):
+        if claimed - half <= peak <= claimed + half:
+            zoom.annotate(f"{peak:.1f}\nprom. {prom:.2f}", (peak, height), fontsize=6.5, ha="center",
+                          xytext=(0, 4), textcoords="offset points", color="#1c7ed6")
+    zoom.set_xlabel("Raman shift (cm⁻¹)")
+    text = f"claim {claimed:g} cm⁻¹"
+    if nearest is not None:
+        text += f"\nnearest genuine peak {nearest:.1f} (Δ = {abs(nearest - claimed):.1f} cm⁻¹)"
+    else:
+        text += "\nno genuine peak in this spectrum"
+    zoom.set_title(text, fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    return out

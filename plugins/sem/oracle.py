@@ -16,10 +16,11 @@ import numpy as np
 
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
-from matpcr.records import Claim, Item, Verdict
-from matpcr_plugins.quantities import find_quantities
+from matpcr.records import Claim, Extraction, Item, Verdict
+from matpcr_plugins.claims.microscopy import MicroscopyReader
 
 LENGTH_UNITS = {"nm": "nanometer", "µm": "micrometer", "mm": "millimeter", "Å": "angstrom", "pm": "picometer"}
+_READER = MicroscopyReader()
 
 
 @lru_cache(maxsize=1)
@@ -54,12 +55,9 @@ class SEMOracle(Oracle):
 
         return {**calibrate(path).to_dict(), "file": str(path)}
 
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        _, found = find_quantities(chain, units=set(LENGTH_UNITS), answer_default_unit=None)
-        claims = []
-        for q in found:
-            claims.append(Claim("feature_size", round(to_nm(q.value, q.unit), 6), "nm", (q.start, q.end), q.text))
-        return claims
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """Feature sizes (any length, in nm, sign kept) anywhere in the chain (plugins/claims/microscopy.py)."""
+        return _READER.read(chain, item)
 
     def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
         size = float(claim.value)
@@ -72,16 +70,9 @@ class SEMOracle(Oracle):
         return Verdict("consistent", "the stated size fits inside the micrograph's field of view.")
 
     def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
-        """Audit figure: the micrograph itself, with the claimed size written on it for the reviewer."""
-        from PIL import Image, ImageDraw
-
-        with Image.open(reference["file"]) as image:
-            canvas = image.convert("RGB")
-        ImageDraw.Draw(canvas).text((10, 10), f"claimed feature size: {claim.value:g} nm "
-                                    f"(field of view {reference['fov_nm']:.0f} nm)", fill=(255, 60, 60))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        canvas.save(out)
-        return out
+        """Audit and viewer figure: the micrograph with the detected scale bar outlined, the calibration
+        it gives (nm per pixel), the field of view, and the claimed size drawn to the same scale."""
+        return _draw_micrograph_case(reference, claim, self.params, out)
 
     def plant_violation(self, reference: dict[str, Any], rng: np.random.Generator) -> Claim:
         size = float(reference["fov_nm"]) * rng.uniform(1.5, 50.0)
@@ -90,3 +81,66 @@ class SEMOracle(Oracle):
     def plant_consistent(self, reference: dict[str, Any], rng: np.random.Generator) -> Claim:
         size = float(reference["fov_nm"]) * rng.uniform(0.001, 0.9)
         return Claim("feature_size", round(size, 2), "nm")
+
+
+# -- the figure of one verdict (render_case) ------------------------------------------------------------
+
+def _draw_micrograph_case(reference: dict[str, Any], claim: Claim, params: dict[str, Any], out: Path) -> Path:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrow, Rectangle
+    from PIL import Image
+
+    with Image.open(reference["file"]) as image:
+        if image.mode.startswith("I") or image.mode == "F":
+            arr = np.asarray(image, dtype=float)
+        else:
+            arr = np.asarray(image.convert("L"), dtype=float)
+    height, width = arr.shape[:2]
+    step = max(1, int(np.ceil(max(height, width) / 900)))  # draw at most ~900 px across
+    shown = arr[::step, ::step]
+    fov = float(reference["fov_nm"])
+    nm_per_px = float(reference.get("nm_per_px") or fov / max(width, height))
+    size = float(claim.value)
+    limit = float(params["fov_margin"]) * fov
+    fig = Figure(figsize=(7.2, 6.4), dpi=90)
+    ax = fig.add_axes((0.01, 0.16, 0.98, 0.76))
+    ax.imshow(shown, cmap="gray", extent=(0, width, height, 0), interpolation="antialiased")
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    box = reference.get("bar_box")
+    if box:
+        r0, c0, r1, c1 = (float(v) for v in box)
+        pad = 6
+        ax.add_patch(Rectangle((c0 - pad, r0 - pad), c1 - c0 + 2 * pad, r1 - r0 + 2 * pad, fill=False,
+                               edgecolor="#ffd43b", linewidth=2.0))
+        ax.annotate("detected scale bar", (c1 + pad, r0 - pad), xytext=(0, 6), textcoords="offset points",
+                    color="#ffd43b", fontsize=8, ha="right", va="bottom")
+    # the claimed size at the micrograph's own scale, from the top-left corner
+    claimed_px = size / nm_per_px if size > 0 else 0.0
+    y0, x0 = 0.06 * height, 0.03 * width
+    room = width - 2 * x0
+    if claimed_px > room:
+        ax.add_patch(FancyArrow(x0, y0, room, 0, width=0.012 * height, head_width=0.04 * height,
+                                head_length=0.03 * width, length_includes_head=True, color="#ff6b6b"))
+        label = f"claimed {size:g} nm = {claimed_px:,.0f} px: beyond the image"
+    elif claimed_px > 0:
+        ax.add_patch(Rectangle((x0, y0 - 0.006 * height), max(claimed_px, 1.0), 0.012 * height, color="#ff6b6b"))
+        label = f"claimed {size:g} nm = {claimed_px:,.1f} px"
+    else:
+        label = f"claimed size {size:g} nm is not a positive length"
+    ax.text(x0, y0 + 0.035 * height, label, color="#ff6b6b", fontsize=9, va="top",
+            bbox={"facecolor": "black", "alpha": 0.55, "edgecolor": "none", "pad": 2})
+    name = Path(str(reference["file"])).name
+    ax.set_title(f"{name}: micrograph with its detected scale bar", fontsize=9)
+    calib = (f"calibration: scale bar \u201c{reference.get('label_text', '')}\u201d read as "
+             f"{reference.get('label_value', '?')} {reference.get('label_unit', '')} over "
+             f"{float(reference.get('bar_px') or 0):.1f} px  \u2192  {nm_per_px:.4g} nm/px")
+    view = (f"field of view: {int(reference.get('long_edge_px') or max(width, height))} px \u00d7 {nm_per_px:.4g} nm/px "
+            f"= {fov:,.0f} nm;  the claim is violated above {limit:,.0f} nm (fov_margin {params['fov_margin']:g})")
+    fig.text(0.02, 0.09, calib, fontsize=8)
+    fig.text(0.02, 0.04, view, fontsize=8, color="#c92a2a" if size > limit or size <= 0 else "#2b8a3e")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    return out

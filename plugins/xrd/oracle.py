@@ -9,7 +9,6 @@ Accuracy, a separate non-circular criterion: within 0.1° of the single nearest 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,12 @@ import numpy as np
 
 from matpcr.errors import DataError
 from matpcr.protocols import Oracle
-from matpcr.records import Claim, Item, Verdict
+from matpcr.records import Claim, Extraction, Item, Verdict
+from matpcr_plugins.claims.diffraction import DiffractionReader
 from matpcr_plugins.peaks import nearest_distance, nearest_distances
-from matpcr_plugins.quantities import context_before, find_quantities
 
 CU_KA = 1.54184  # Å, pymatgen's "CuKa" (Kα1/Kα2 weighted mean)
-_ANGLE_CONTEXT = re.compile(r"(?:α|β|γ|alpha|beta|gamma|angle between|lattice angle|tilt)\s*[=:≈]?\s*$", re.I)
-_THETA_ONLY = re.compile(r"(?<!two)θ\s*[=:≈]?\s*(?:of\s*)?$", re.I)
-_D_CONTEXT = re.compile(r"(?:\bd\s*(?:\(\s*\d[\d\s]*\))?\s*(?:_\s*\w+)?\s*[=:≈]|d-spacing|d spacing|interplanar|spacing|"
-                        r"\bd_?\{?hkl\}?|\bd\(\w+\))[^.\n]{0,25}$", re.I)
+_READER = DiffractionReader()
 
 
 @dataclass
@@ -89,18 +85,10 @@ class XRDOracle(Oracle):
         return f"The strongest reflection sits at 2θ = {claim.value:g}°.\nAnswer: 2θ = {claim.value:g}°"
 
     # -- claims ---------------------------------------------------------------------------
-    def extract(self, chain: str, item: Item | None = None) -> list[Claim]:
-        text, found = find_quantities(chain, units={"°", "Å"}, answer_default_unit="°")
-        claims = []
-        for q in found:
-            before = context_before(text, q.start)
-            if q.unit == "°":
-                if _ANGLE_CONTEXT.search(before) or _THETA_ONLY.search(before):
-                    continue  # lattice angles and bare θ are not 2θ claims
-                claims.append(Claim("two_theta", q.value, "deg", (q.start, q.end), q.text))
-            elif q.unit == "Å" and _D_CONTEXT.search(before):
-                claims.append(Claim("d_spacing", q.value, "angstrom", (q.start, q.end), q.text))
-        return claims
+    def read(self, chain: str, item: Item | None = None) -> Extraction:
+        """2θ and d-spacing claims anywhere in the chain (plugins/claims/diffraction.py); a stated radiation
+        other than Cu Kα is reported as a ``wavelength`` entry in ``rejected`` and a note."""
+        return _READER.read(chain, item)
 
     def _two_theta(self, claim: Claim, ref: PreparedPattern) -> tuple[float | None, Verdict | None]:
         value = float(claim.value)
@@ -147,18 +135,17 @@ class XRDOracle(Oracle):
         return self._nearest(tt, reference.peaks) <= self.params["accuracy_deg"]
 
     def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
-        """Audit figure: the measured profile (or computed sticks) with the claim and its tolerance band."""
-        from matpcr_plugins.datafiles import plot_case, read_xy
+        """Audit and viewer figure: the measured profile (or the computed reflections as sticks) with the
+        claimed 2θ, its ±tolerance band, the instrument window and the nearest reflection; a second panel
+        zooms on the claim. An unrealizable claim is stated on the figure."""
+        from matpcr_plugins.datafiles import read_xy
 
         prepared = self.prepare(reference)
-        tt, _ = self._two_theta(claim, prepared)
-        marks = [(tt, self.params["tolerance_deg"])] if tt is not None else []
+        tt, verdict = self._two_theta(claim, prepared)
+        measured = None
         if reference.get("kind") == "measured" and reference.get("file") and Path(reference["file"]).exists():
-            x, y = read_xy(reference["file"])
-            return plot_case(x, y, marks, xlabel="2θ (°)", ylabel="counts", out=out, peaks=prepared.peaks,
-                             title=f"{prepared.phase}: measured pattern")
-        return plot_case(reference["two_theta"], reference["intensity"], marks, xlabel="2θ (°)", ylabel="relative intensity",
-                         out=out, sticks=True, title=f"{prepared.phase}: computed pattern")
+            measured = read_xy(reference["file"])
+        return _draw_diffraction_case(prepared, reference, claim, tt, verdict, measured, self.params, out)
 
     # -- the validity gate ----------------------------------------------------------------
     def plant_violation(self, reference: PreparedPattern, rng: np.random.Generator) -> Claim:
@@ -180,3 +167,80 @@ class XRDOracle(Oracle):
         jitter = rng.uniform(-0.5, 0.5) * self.params["tolerance_deg"]
         value = min(max(peak + jitter, reference.window[0]), reference.window[1])  # stay inside the window
         return Claim("two_theta", round(value, 2), "deg")
+
+
+# -- the figure of one verdict (render_case) ------------------------------------------------------------
+
+def _draw_diffraction_case(prepared: PreparedPattern, reference: dict[str, Any], claim: Claim, tt: float | None,
+                           verdict: Verdict | None, measured: tuple[np.ndarray, np.ndarray] | None,
+                           params: dict[str, Any], out: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    tol = float(params["tolerance_deg"])
+    lo, hi = prepared.window
+    if measured is not None:
+        x, y = np.asarray(measured[0], float), np.asarray(measured[1], float)
+        ylabel = "counts"
+    else:
+        x = np.asarray(reference.get("two_theta", []), float)
+        y = np.asarray(reference.get("intensity", np.full(x.shape, 100.0)), float)
+        ylabel = "relative intensity"
+    fig = Figure(figsize=(9.6, 3.4), dpi=90)
+    full, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]})
+    nearest = None
+    if tt is not None and prepared.peaks.size:
+        nearest = float(prepared.peaks[int(np.argmin(np.abs(prepared.peaks - tt)))])
+    for ax in ((full, zoom) if tt is not None else (full,)):
+        if measured is not None:
+            ax.plot(x, y, color="k", linewidth=0.7)
+        else:
+            ax.vlines(x, 0, y, color="k", linewidth=0.9)
+        if tt is not None:
+            ax.axvspan(tt - tol, tt + tol, color="#ffa8a8", alpha=0.55, label=f"claim ± {tol:g}°")
+            ax.axvline(tt, color="#c92a2a", linestyle="--", linewidth=1.1)
+        if nearest is not None:
+            ax.axvline(nearest, color="#1c7ed6", linewidth=1.2, linestyle=":", label="nearest reflection")
+    span = (min(x.min() if x.size else lo, lo), max(x.max() if x.size else hi, hi))
+    if tt is not None:
+        span = (min(span[0], tt - 2), max(span[1], tt + 2))
+    full.set_xlim(span)
+    for edge0, edge1 in ((span[0], lo), (hi, span[1])):
+        if edge1 > edge0:
+            full.axvspan(edge0, edge1, color="#adb5bd", alpha=0.35, label="outside the 2θ window")
+    top = float(y.max()) if y.size else 1.0
+    full.set_ylim(0 if measured is None else None, top * 1.12 if top > 0 else 1.0)
+    full.set_xlabel("2θ (°)")
+    full.set_ylabel(ylabel)
+    kind = "measured pattern" if measured is not None else "computed reflections"
+    full.set_title(f"{prepared.phase or 'reference'}: {kind} (λ = {prepared.wavelength:.4f} Å)", fontsize=9)
+    handles, labels = full.get_legend_handles_labels()
+    if handles:
+        unique = dict(zip(labels, handles))
+        full.legend(unique.values(), unique.keys(), fontsize=7, loc="upper right")
+    if tt is None:
+        reason = verdict.message if verdict is not None else "the claim has no 2θ"
+        zoom.axis("off")
+        zoom.text(0.0, 0.5, f"claim: {claim.kind} = {claim.value} {claim.unit}\n\n" + _wrap(reason, 42),
+                  fontsize=8, va="center", ha="left", color="#c92a2a", transform=zoom.transAxes)
+    else:
+        half = max(3.0, 6 * tol, min(10.0, 1.5 * abs((nearest if nearest is not None else tt) - tt)))
+        zoom.set_xlim(tt - half, tt + half)
+        inside = (x >= tt - half) & (x <= tt + half)
+        local = float(y[inside].max()) if inside.any() else top
+        zoom.set_ylim(0 if measured is None else None, (local if local > 0 else top) * 1.25)
+        zoom.set_xlabel("2θ (°)")
+        distance = abs(nearest - tt) if nearest is not None else None
+        text = f"claim 2θ = {tt:.2f}°" + ("" if claim.kind == "two_theta" else f" (from d = {claim.value:g} Å)")
+        if distance is not None:
+            text += f"\nnearest reflection {nearest:.2f}° (Δ = {distance:.2f}°)"
+        zoom.set_title(text, fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    return out
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))

@@ -1,0 +1,181 @@
+"""Claim extraction against the labelled corpus in tests/data/claims/ (issue #12).
+
+    python bench/claims.py                  # held-out split: the figures to report
+    python bench/claims.py --split dev -v   # the tuning split, with every disagreement printed
+
+Claim-level precision and recall per family: a predicted claim matches a gold claim of the same kind whose
+value agrees within 1e-3 relative or 0.01 absolute (class claims by value); each gold claim is matched at most
+once. Item agreement: the predicted claim set equals the gold set. Reason agreement: of the gold non-claims
+the reader reported as rejected (a rejected span overlapping the gold text), the share with the gold reason;
+"seen" is the share of gold non-claims that were rejected at all (the rest were silently skipped, never
+taken as claims). Failure cases are printed for the dev split only: the held-out split is never tuned on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "data" / "claims"
+FAMILIES = ("xrd", "raman", "sem", "stability", "metallicity", "magnetism")
+TASKS = {"xrd": "xrd_text", "raman": "raman_text", "sem": "sem_text", "stability": "stability_text",
+         "metallicity": "metallicity_text", "magnetism": "magnetism_text"}
+
+
+def load(split: str) -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted((CORPUS / split).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def same(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
+    if pred["kind"] != gold["kind"]:
+        return False
+    a, b = pred["value"], gold["value"]
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return False
+    if abs(a - b) <= 0.01 or abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
+        return pred.get("unit", "") == gold.get("unit", "") or not gold.get("unit")
+    return False
+
+
+def match(pred: list[dict[str, Any]], gold: list[dict[str, Any]]) -> int:
+    """Greedy one-to-one matches between predicted and gold claims."""
+    used = [False] * len(gold)
+    hits = 0
+    for p in pred:
+        for j, g in enumerate(gold):
+            if not used[j] and same(p, g):
+                used[j] = True
+                hits += 1
+                break
+    return hits
+
+
+def oracles() -> dict[str, Any]:
+    from matpcr.plugins import get_manager
+
+    registry = get_manager().registry
+    return {f: registry.get("oracles", f).factory() for f in FAMILIES}
+
+
+def item_for(row: dict[str, Any]) -> Any:
+    from matpcr.records import Item
+
+    family = row["family"]
+    return Item(id=row.get("id", ""), task=row.get("task") or TASKS.get(family, family), constraint=family,
+                modality="text", text=row.get("question") or "")
+
+
+def _occurrences(chain: str, text: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    while text:
+        k = chain.find(text, start)
+        if k < 0:
+            break
+        out.append((k, k + len(text)))
+        start = k + 1
+    return out
+
+
+def evaluate(rows: list[dict[str, Any]], verbose: bool = False) -> dict[str, dict[str, float]]:
+    import dataclasses
+
+    readers = oracles()
+    stats: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for row in rows:
+        family = row["family"]
+        oracle = readers[family]
+        extraction = oracle.read(row["chain"], item_for(row))
+        pred = [dataclasses.asdict(c) for c in extraction.claims]
+        gold = row.get("claims", [])
+        hits = match(pred, gold)
+        s = stats[family]
+        s["items"] += 1
+        s["pred"] += len(pred)
+        s["gold"] += len(gold)
+        s["tp"] += hits
+        agree = hits == len(pred) == len(gold)
+        s["agree"] += agree
+        seen = agreed = 0
+        wrong_reasons = []
+        for nc in row.get("non_claims", []):
+            spans = _occurrences(row["chain"], nc["text"])
+            got = [r for r in extraction.rejected if any(r.span[0] < b and a < r.span[1] for a, b in spans)]
+            if got:
+                seen += 1
+                if any(r.reason == nc["reason"] for r in got):
+                    agreed += 1
+                else:
+                    wrong_reasons.append((nc["text"], nc["reason"], got[0].reason))
+        s["nc"] += len(row.get("non_claims", []))
+        s["nc_seen"] += seen
+        s["nc_agree"] += agreed
+        if verbose and (not agree or wrong_reasons):
+            print(f"--- {row.get('id')} ({family}) {'' if agree else 'CLAIMS DIFFER'}")
+            print("  chain:", row["chain"].replace("\n", "\n         ")[:1500])
+            if not agree:
+                print("  gold: ", [(g["kind"], g["value"], g.get("unit", "")) for g in gold])
+                print("  pred: ", [(p["kind"], p["value"], p["unit"]) for p in pred])
+            for text, want, got_reason in wrong_reasons:
+                print(f"  reason for {text!r}: gold {want}, read {got_reason}")
+    return stats
+
+
+def table(stats: dict[str, dict[str, float]]) -> str:
+    lines = [f"{'family':<12} {'items':>5} {'gold':>5} {'pred':>5} {'precision':>9} {'recall':>7} {'item agree':>10} "
+             f"{'nc seen':>8} {'reason ok':>9}"]
+    totals: dict[str, float] = defaultdict(float)
+    for family in [f for f in FAMILIES if f in stats] + sorted(set(stats) - set(FAMILIES)):
+        s = stats[family]
+        for k, v in s.items():
+            totals[k] += v
+        lines.append(_row(family, s))
+    lines.append(_row("all", totals))
+    return "\n".join(lines)
+
+
+def _row(name: str, s: dict[str, float]) -> str:
+    p = s["tp"] / s["pred"] if s["pred"] else 1.0
+    r = s["tp"] / s["gold"] if s["gold"] else 1.0
+    agree = s["agree"] / s["items"] if s["items"] else 0.0
+    seen = s["nc_seen"] / s["nc"] if s["nc"] else 1.0
+    ok = s["nc_agree"] / s["nc_seen"] if s["nc_seen"] else 1.0
+    return (f"{name:<12} {int(s['items']):>5} {int(s['gold']):>5} {int(s['pred']):>5} {p:>9.4f} {r:>7.4f} {agree:>10.4f} "
+            f"{seen:>8.4f} {ok:>9.4f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="heldout", choices=["heldout", "dev"])
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every disagreement (dev split only)")
+    parser.add_argument("--family", default=None, help="only this family")
+    args = parser.parse_args(argv)
+    if args.verbose and args.split != "dev":
+        parser.error("failure cases are shown for the dev split only; the held-out split is never tuned on")
+    rows = load(args.split)
+    if args.family:
+        rows = [r for r in rows if r["family"] == args.family]
+    if not rows:
+        print(f"no labelled chains under {CORPUS / args.split}", file=sys.stderr)
+        return 1
+    stats = evaluate(rows, verbose=args.verbose)
+    print(f"claim extraction, {args.split} split ({len(rows)} chains)")
+    print(table(stats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

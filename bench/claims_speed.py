@@ -1,0 +1,74 @@
+"""How fast the claim reader is on degenerate output (issue #12: a 1 MB chain of numbers in under a second).
+
+    python bench/claims_speed.py
+
+Three shapes of a 1 MB chain a stalled model might write: one endless list ("Answer: 2θ = 12.34, 56.78, ...",
+every value distinct, so every one is a claim), numbers each with a unit ("12.3 cm⁻¹ 45.6 cm⁻¹ ..."), and a
+repeated sentence with three numbers and their cues. Prints the best of three reads (the machine may be shared),
+how the time grows with length (it should double when the chain doubles), each oracle's reader on the list,
+and what the length cap does to a 4 MB chain. A benchmark, not a timed test.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from typing import Any
+
+
+def chains(size: int) -> dict[str, str]:
+    rng = random.Random(0)
+    parts: dict[str, list[str]] = {"list": ["Answer: 2θ = "], "units": [], "prose": []}
+    lengths = {k: sum(map(len, v)) for k, v in parts.items()}
+    while min(lengths.values()) < size:
+        x = rng.uniform(5, 3000)
+        for key, piece in (("list", f"{x:.2f}, "), ("units", f"{x:.1f} cm⁻¹ "),
+                           ("prose", f"The peak at {x:.2f}° (d = {x / 10:.3f} Å, 25 °C) is strong. ")):
+            if lengths[key] < size:
+                parts[key].append(piece)
+                lengths[key] += len(piece)
+    return {k: "".join(v)[:size] for k, v in parts.items()}
+
+
+def timed(oracle: Any, chain: str, repeats: int = 3) -> tuple[float, float, Any]:
+    times, extraction = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        extraction = oracle.read(chain)
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times), extraction
+
+
+def main() -> int:
+    from matpcr.plugins import get_manager
+
+    registry = get_manager().registry
+    oracles = {name: registry.get("oracles", name).factory()
+               for name in ("xrd", "raman", "sem", "stability", "metallicity", "magnetism")}
+    print(f"{'oracle':<12} {'shape':<6} {'MB':>5} {'best s':>7} {'median s':>8} {'claims':>7} {'rejected':>8}")
+    one_mb = chains(1_000_000)
+    for shape, chain in one_mb.items():
+        best, median, extraction = timed(oracles["xrd"], chain)
+        print(f"{'xrd':<12} {shape:<6} {len(chain.encode()) / 1e6:>5.2f} {best:>7.3f} {median:>8.3f} "
+              f"{len(extraction.claims):>7} {len(extraction.rejected):>8}")
+    for size in (250_000, 500_000):
+        chain = chains(size)["list"]
+        best, median, extraction = timed(oracles["xrd"], chain)
+        print(f"{'xrd':<12} {'list':<6} {len(chain.encode()) / 1e6:>5.2f} {best:>7.3f} {median:>8.3f} "
+              f"{len(extraction.claims):>7} {len(extraction.rejected):>8}")
+    for name, oracle in oracles.items():
+        if name == "xrd":
+            continue
+        best, median, extraction = timed(oracle, one_mb["list"], repeats=1)
+        print(f"{name:<12} {'list':<6} {len(one_mb['list'].encode()) / 1e6:>5.2f} {best:>7.3f} {median:>8.3f} "
+              f"{len(extraction.claims):>7} {len(extraction.rejected):>8}")
+    big = chains(4_000_000)["list"]
+    best, _, extraction = timed(oracles["xrd"], big, repeats=1)
+    print(f"a 4 MB list with the xrd reader: {best:.3f} s; notes: {extraction.notes}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

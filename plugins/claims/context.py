@@ -1,0 +1,174 @@
+"""What the words around a number say about it: the cues that make a number *not* a claim.
+
+Every cue is matched on a short window that ends at the number (``pattern.search(text, lo, hi)`` with the
+pattern anchored at ``$``), so a cue must be *attached* to its number: "step size of 0.02°" rejects 0.02°,
+but in "the FWHM of the 28.4° peak" 28.4° stays a peak position. Sentence-level cues (hedges, negations,
+retractions) look at the clause the number sits in. All windows are bounded, so the cost per number is
+constant.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+# words that may sit between a cue and its number: "step size of about 0.02°", "WD = 2.8 mm"
+LINK = (r"(?:\s*(?:[=:≈<>≤≥~(]|\([^()]{0,14}\)|\bis\b|\bwas\b|\bare\b|\bwere\b|\bbe\b|\bof\b|\babout\b|\bapproximately\b|\bapprox\.?|"
+        r"\baround\b|\broughly\b|\bnearly\b|\bca\.?|\bcirca\b|\bset to\b|\bat\b|\bby\b|\bonly\b|\bjust\b|\bsome\b|"
+        r"\btypically\b|\bclose to\b|\bnear\b|\bapprox\b|\bestimated\b|\bcalculated\b|\bcomputed\b|\bgiven\b|"
+        r"\bthe\b|\ba\b|\ban\b|\bwith\b|\bvalue\b|\bvalues\b|\bhere\b|\bfor\b)\s*)*")
+
+
+def attached(cue: str, flags: int = re.I) -> re.Pattern[str]:
+    """A pattern that matches when ``cue`` is followed only by linking words up to the window's end."""
+    return re.compile(rf"(?:{cue})\s*(?:\([^()]{{0,12}}\))?{LINK}\s*$", flags)
+
+
+# a one-sided bound is a range with one end: "above 70°", ">1.5 eV", "at least 2 µB"
+BOUND = re.compile(r"(?:[<>≤≥]=?|\bmore than\b|\bless than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
+                   r"\bbelow\b|\bup to\b|\bin excess of\b|\bexceeding\b|\bgreater than\b|\bsmaller than\b|\blower than\b|"
+                   r"\bhigher than\b|\blarger than\b)\s*(?:about|approximately|~|≈)?\s*$", re.I)
+UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
+                       r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
+TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"
+                       r"\bheated\b|\bheating\b|\bcooled\b|\bmelting point\b|\bT_?[cmN]\b|\bCurie\b|\bNéel\b|\bNeel\b")
+SPACE_GROUP = attached(r"\bspace[- ]group(?:\s+(?:number|no\.?|#))?|\bSG\b|\bNo\.|\bno\.|\bnumber\b|#|\bIT\b|"
+                       r"\binternational tables?\b")
+MILLER_BEFORE = attached(r"\bhkl\b|\bMiller(?: indices| index)?\b|\bplanes?\b|\breflections?\b|\bindices\b|\bindexed as\b|"
+                         r"\bfamily\b|\bdirection\b|\bpeaks?\b|\blines?\b")
+MILLER_AFTER = re.compile(r"\s*(?:\)|\]|\})?\s*(?:reflections?|peaks?|planes?|lines?(?!\s*/)|diffraction|facets?|orientation|"
+                          r"texture|direction|spacing)\b", re.I)
+LATTICE = attached(r"(?<![\w.])(?:[abc]\s*(?:_?0)?|a\s*=\s*b|b\s*=\s*c|a\s*=\s*b\s*=\s*c)\s*[=≈:]|"
+                   r"\blattice\s+(?:parameters?|constants?|spacing|edges?)\b|\bcell\s+(?:parameters?|constants?|edges?|lengths?)\b|"
+                   r"\b[abc]-axis\b|\bunit[- ]cell\s+(?:length|edge|dimension)s?\b|\bcubic\s+(?:cell|lattice)\s+(?:of|with)\b|"
+                   r"[αβγ]\s*[=≈:]|\b(?:alpha|beta|gamma)\s*[=≈:]|\blattice angles?\b|\bcell angles?\b|"
+                   r"(?<![\w.])[abc]\s*,\s*[abc](?:\s*,\s*[abc])?\s*=")
+WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradiation\b|\bX-?rays?\b(?! diffraction)|"
+                      r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
+DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|ν|ω|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
+                      r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
+                      r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b")
+
+# numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
+NEGATION_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
+                            r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
+                            r"visible|allowed|there|expected|found)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
+                            r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
+                            r"(?:does|do|did)\s+not\s+(?:appear|exist|show|occur)|(?:doesn't|don't|didn't)\s+(?:appear|exist|show|occur)|"
+                            r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur))",
+                            re.I)
+NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|\bwithout\b|\babsent\b|\bnor\b|\bnothing\b|"
+                             r"\black(?:s|ing)?\b|\brather than\b|\binstead of\b)[^,;:.\n]{0,30}$", re.I)
+NEGATION_BLOCK = re.compile(r"\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
+                            r"\bother\b|\bexcept\b|\bnot just\b|\bif not\b", re.I)
+# hedged means an explicit non-commitment: words that decline to choose, or a hedge over alternatives ("might be
+# at 25.3° or at 27.4°"); approximate wording ("about", "~", "probably") still asserts
+NON_COMMITMENT = re.compile(r"\b(?:can't tell|cannot tell|can not tell|not sure|unsure|uncertain|unclear|can't say|cannot say|"
+                            r"cannot decide|can't decide|cannot determine|can't determine|not confident|no way to know|"
+                            r"hard to say|difficult to say|i don't know|either way|undecided)\b", re.I)
+HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|i guess)\b", re.I)
+ALTERNATIVES = re.compile(r"\bor\b", re.I)
+# counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
+COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", re.I)
+RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
+                           r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
+                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
+RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no\b|actually|correction|hold on|on second thought|scratch that|"
+                          r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
+                          r"i made (?:a|an) (?:mistake|error)|let me re\w+)", re.I)
+RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
+                            r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
+                            r"claimed|stated|had)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
+                            re.I)
+ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
+ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
+ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
+INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:bins?|steps?|step size|resolution|increments?|intervals?|grid|"
+                              r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective)\b", re.I)
+# the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
+OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
+                           r"\bwhereas\b[^.\n]{0,40}$", re.I)
+# a bare number inside arithmetic ("M = (1.11) * 10^(-24) * ...") is a fragment, not a stated value
+ARITHMETIC_AFTER = re.compile(r"\s*\)?\s*[*×/^+]")
+ANSWER = re.compile(r"(?:\bfinal\s+)?\banswers?\b\s*(?:\([^()\n]{0,20}\))?\s*[:=]|\bthe answer is\b\s*:?|\\boxed\b", re.I)
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_ABBREVIATION = re.compile(r"(?:\b(?:No|no|e\.g|i\.e|vs|ca|Fig|Eq|approx|et al|f\.u|a\.u|cf|resp|Ref|ref))$")
+_CLAUSE_END = re.compile(r"[,;:(]|\s–\s|\bbut\b|\bwhile\b|\bwhereas\b|\bwhich\b", re.I)
+
+
+@dataclass
+class Sentences:
+    """Sentence boundaries of a text, found once so each number's sentence is a bisect away."""
+
+    text: str
+    ends: list[int]
+
+    @classmethod
+    def of(cls, text: str) -> "Sentences":
+        ends = []
+        for m in _SENTENCE_END.finditer(text):
+            pos = m.start()
+            if text[pos] == "." and _ABBREVIATION.search(text, max(0, pos - 7), pos):
+                continue  # "No. 225", "e.g. 28°"
+            ends.append(m.end())
+        return cls(text, ends)
+
+    def bounds(self, pos: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.ends, pos)
+        start = self.ends[i - 1] if i > 0 else 0
+        end = self.ends[i] if i < len(self.ends) else len(self.text)
+        return start, end
+
+    def previous(self, pos: int) -> tuple[int, int] | None:
+        start, _ = self.bounds(pos)
+        if start == 0:
+            return None
+        return self.bounds(start - 1)
+
+    def next(self, pos: int) -> tuple[int, int] | None:
+        _, end = self.bounds(pos)
+        if end >= len(self.text):
+            return None
+        return self.bounds(end)
+
+
+def clause_start(text: str, sent_start: int, pos: int, width: int = 80) -> int:
+    """Where the clause holding ``pos`` begins: the last comma/semicolon/colon/"but" before it in its sentence."""
+    lo = max(sent_start, pos - width)
+    last = lo
+    for m in _CLAUSE_END.finditer(text, lo, pos):
+        last = m.end()
+    return last
+
+
+def window(text: str, sent_start: int, pos: int, width: int = 60) -> int:
+    return max(sent_start, pos - width)
+
+
+def answer_span(text: str) -> tuple[int, int] | None:
+    """The model's final committed line: after the last "Answer:" (or \\boxed), to the end of that line; when the
+    marker ends its line, the next non-empty line."""
+    low = text.lower()
+    last = None
+    pos = len(low)
+    while last is None:  # the last marker, found from the end (a long chain costs one backward scan)
+        k = max(low.rfind("answer", 0, pos), low.rfind("\\boxed", 0, pos))
+        if k < 0:
+            return None
+        last = ANSWER.match(text, max(0, k - 6) if low.startswith("final", max(0, k - 6)) else k)
+        if last is None or last.end() <= k:
+            last = ANSWER.match(text, k)
+        pos = k
+    start = last.end()
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    if not text[start:end].strip():
+        nxt = start
+        while nxt < len(text) and text[nxt] in " \t\r\n":
+            nxt += 1
+        end = text.find("\n", nxt)
+        end = len(text) if end < 0 else end
+        start = nxt
+    return start, end

@@ -1,0 +1,149 @@
+"""Reading 2θ and d-spacing claims (the diffraction oracle's asked quantity).
+
+- An angle in degrees is a 2θ claim unless it is a lattice angle (α = 90°), an instrument setting (step,
+  FWHM, ω), a range or uncertainty; a θ-only statement ("θ = 14.22°", "Bragg angle 14.22°") is doubled to 2θ.
+- A length in Å (or nm, ×10) is a d-spacing only where the words say so ("d =", "d(111)", "d-spacing",
+  "interplanar spacing", or a sentence about planes/reflections); "a = 5.43 Å" is a lattice parameter, a
+  bond length is another property, and λ is an instrument setting. A stated radiation or wavelength other
+  than Cu Kα is exposed as a ``wavelength`` entry in ``rejected`` and a note, for the oracle to use.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from matpcr.records import Claim, Extraction
+from matpcr_plugins.claims import context as cx
+from matpcr_plugins.claims.numbers import Number
+from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
+
+CU_KA = 1.54184
+
+_INSTRUMENT = cx.attached(r"\bstep(?:\s+(?:size|width|of))?\b(?!\s*\d)|\bcorrection\b|\bbin\s+width\b|\bthreshold\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bwidths?\b|"
+                          r"\bbroadening\b|\bresolution\b|\bdivergence\b|\bslits?\b|\bSoller\b|\bscan (?:speed|rate)\b|"
+                          r"\bincidence(?: angle)?\b|\bω\b|\bomega\b|\bgrazing\b|\bzero[- ]shift\b|\bβ_?\w*\s*[=≈]|"
+                          r"\bintegral breadth\b|\bcounting time\b|\bdwell\b")
+_OTHER_ANGLE = cx.attached(r"\brotat\w*\b|\btilt\w*\b|\bangle between\b|\bbond angles?\b|\bdihedral\b|\btorsion\b|"
+                           r"\binterplanar angle\b|\bazimuth\w*\b|\bψ|\bφ|\bχ|\bbetween the\b[^.\n]{0,30}\bplanes\b[^.\n]{0,10}")
+_THETA_ONLY = re.compile(r"(?<![\w])(?:θ(?:_?\{?\w{1,5}\}?)?|Bragg angles?|θ values?|theta values?|half[- ]angles?)"
+                         rf"(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$", re.I)
+_TWO_THETA = re.compile(r"twotheta|diffraction angle|scattering angle", re.I)
+_D_ATTACHED = cx.attached(r"\bspaced\b|\bplanes?\b[^.\n]{0,20}\bspaced\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?\s*(?:\(\s*[\d\s\-–,̄]{1,12}\))?\s*[=≈:]|\bd-?spacings?\b|\bd values?\b|"
+                          r"\binterplanar(?:\s+(?:spacings?|distances?))?\b|\bspacings?\b|\bd_?hkl\b|\bd\(\w+\)|\bd\s+of\b|"
+                          r"\bplanes?\b|\bd\b")
+_D_SENTENCE = re.compile(r"\bspaced\b|\bplanes?\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?\s*(?:\(\s*[\d\s\-–,̄]{1,12}\))?\s*[=≈:]|d-?spacing|interplanar|"
+                         r"\bspacings?\b|\bd_?hkl\b|\bd\(|\bd values?\b", re.I)
+_OTHER_LENGTH = re.compile(r"\bbond\b|\bradi(?:us|i)\b|\bdistances?\b|\bsize\b|\bcrystallite\b|\bScherrer\b|\bthickness\b|"
+                           r"\bgrain\b|\bparticle\b|\bcoherence\b|\bvolume\b|\bseparation\b|\blength\b", re.I)
+_OTHER_BARE = cx.attached(r"\bintensit(?:y|ies)\b|\bcounts?\b|\bheights?\b|\bareas?\b|\bZ\s*=|\bdensity\b|"
+                          r"\bmultiplicit(?:y|ies)\b|\bstructure factor\b|\bF_?\w*\s*=")
+_REFERENCE = cx.attached(r"\breference\b|\bbulk\b|\bliterature\b|\breported\b|\bICDD\b|\bPDF\b|\bJCPDS\b|"
+                         r"\b(?:moves?|shifts?|shifted|changes?|changed|goes|went)\s+from\b")
+_ASKED_SYMBOL = re.compile(r"(?:twotheta|\b[xyz]°)\s*(?:\([^()]{0,10}\))?\s*[=≈:]\s*$|twotheta[^.\n\d=]{0,16}[=≈:]\s*$")
+# "the three strongest peaks are at 28.4, 47.3 and 56.1": a bare list the words name as peak positions
+_ASKED_LIST = re.compile(r"(?:\bpeaks?|\breflections?|\blines?|\bmaxima|\bangles?)\b[^.\n\d]{0,40}?"
+                         r"(?:\bare\b|\bat\b|[:=≈]|\baround\b|\bnear\b|\babout\b|\bapproximately\b|\bof\b)"
+                         r"(?:\s+(?:the|at|about|approximately|around|roughly|near|~|≈|twotheta\s*=?))*\s*$", re.I)
+_CU_WAVELENGTHS = frozenset({1.5406, 1.54056, 1.5418, 1.54184, 1.5405, 1.54178, 1.5444, 1.54439})
+_RADIATION = re.compile(r"\b(Mo|Co|Cr|Fe|Ag|Cu|W)\s*Kα[12]?|synchrotron|neutron", re.I)
+_HYPOTHETICAL = re.compile(r"\bwould\b|\bif\b|\binstead of\b|\bwere\b|\bhad\b", re.I)
+_TURN = re.compile(r"\bbut\b|\bhowever\b|;|\bwhereas\b", re.I)
+_OTHER_RADIATION = re.compile(r"\b(?:Mo|Co|Cr|Fe|Ag|W)\s*(?:Kα|radiation|tube|source|anode)|synchrotron|neutron|"
+                              r"\b(?:[Ww]ith|[Uu]sing|[Ff]or|[Uu]nder)\s+(?:a\s+)?(?:Mo|Co|Cr|Ag)\b(?![a-z\d])")
+_WAVELENGTH_CUE = re.compile(r"λ|wavelength|Kα|radiation", re.I)
+
+
+class DiffractionReader(QuantityReader):
+    family = "xrd"
+    answer_unit = "deg"
+    answer_words = frozenset({"twotheta", "θ", "at", "and", "or", "the", "approximately", "approx", "about", "around",
+                              "roughly", "ca", "peaks", "peak", "reflections", "reflection", "strongest", "three", "main",
+                              "lines", "positions", "angles", "values", "are", "is", "of", "near", "deg"})
+    instrument = _INSTRUMENT
+    miller = True
+
+    def finish(self, scan: Scan, extraction: Extraction) -> None:
+        stated = [c for c in extraction.rejected if c.kind == "wavelength"]
+        if not stated and ("Kα" in scan.norm or "synchrotron" in scan.norm or "neutron" in scan.norm):
+            for m in _RADIATION.finditer(scan.norm):
+                s_start, s_end = scan.sentences.bounds(m.start())
+                if _HYPOTHETICAL.search(scan.norm, s_start, s_end):
+                    continue  # "with Mo Kα it would be at 13.0°": the committed values are for Cu Kα
+                if not m.group(0).lower().startswith("cu"):
+                    span = scan.text.span(*m.span())
+                    stated.append(Claim("wavelength", None, "angstrom", span, scan.text.original[span[0]:span[1]],
+                                        "instrument_setting"))
+                    extraction.rejected.append(stated[-1])
+                    break
+        for c in stated:
+            if c.value is None:
+                extraction.notes.append(f"stated radiation {c.text.strip()} (not Cu Kα); no wavelength given")
+            elif abs(float(c.value) - CU_KA) > 0.01:
+                extraction.notes.append(f"stated wavelength {float(c.value):g} Å (not Cu Kα)")
+
+    def rejected_as(self, scan: Scan, n: Number, reason: str) -> tuple[str, float | None, str]:
+        if reason == "instrument_setting" and n.unit in ("angstrom", "nm") and math.isfinite(n.value):
+            s_start, _ = scan.sentences.bounds(n.start)
+            if _WAVELENGTH_CUE.search(scan.norm, max(s_start, n.start - 60), n.start):
+                return "wavelength", round(n.value * (10.0 if n.unit == "nm" else 1.0), 6), "angstrom"
+        return super().rejected_as(scan, n, reason)
+
+    def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit:
+            return None
+        if n.integer and (100 <= abs(n.value) <= 999 or (len(n.digits) == 4 and n.digits.startswith("1")
+                                                        and n.value < 1100 and "0" not in n.digits[1:])):
+            return "index"  # a bare three-digit integer: Miller indices (111, 220) or a space-group number
+        if n.value in _CU_WAVELENGTHS and run.bare is None:
+            return "instrument_setting"  # λ of Cu Kα inside a calculation ("sin θ = 1.5418/5.640")
+        if run.bare is None:
+            other = run.cache.get("other_bare")
+            if other is None:
+                other = run.cache["other_bare"] = bool(
+                    _OTHER_BARE.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start))
+            if other:
+                return "other_property"  # an intensity, a count, Z = 4
+        return None
+
+    def bare_unit(self, scan: Scan, run: Run) -> str | None:
+        """"2θ = 15.20" and the template's "y° = 1.5418" name their quantity without a unit after the number."""
+        if _ASKED_SYMBOL.search(scan.norm, max(0, run.head.start - 20), run.head.start):
+            return "deg"
+        if run.head.link != "label" and _ASKED_LIST.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start) \
+                and not _D_SENTENCE.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start):
+            return "deg"
+        return None
+
+    def template(self, scan: Scan, run: Run, unit: str) -> Template:
+        norm, head = scan.norm, run.head
+        lo, hi = run.lo, head.start
+        if _REFERENCE.search(norm, lo, hi):
+            return "other_property"
+        radiation = None
+        for m in _OTHER_RADIATION.finditer(norm, max(run.s_start, hi - 80), hi):
+            radiation = m
+        if radiation is not None and _HYPOTHETICAL.search(norm, radiation.end(), hi) \
+                and not _TURN.search(norm, radiation.end(), hi):
+            return "other"  # "with Mo Kα the (111) would be at 13.0°": a value for another wavelength
+        if unit == "deg":
+            if _OTHER_ANGLE.search(norm, lo, hi):
+                return "other_property"
+            if _THETA_ONLY.search(norm, lo, hi) and not _TWO_THETA.search(norm, max(lo, hi - 25), hi):
+                return ("two_theta", 2.0, "deg")  # a θ-only statement, doubled
+            return ("two_theta", 1.0, "deg")
+        if unit in ("angstrom", "nm", "pm"):
+            factor = {"nm": 10.0, "pm": 0.01}.get(unit, 1.0)
+            if _D_ATTACHED.search(norm, lo, hi):
+                return ("d_spacing", factor, "angstrom")
+            clause = cx.clause_start(norm, run.s_start, head.start)
+            if _OTHER_LENGTH.search(norm, clause, head.start):
+                return "other_property"
+            if _D_SENTENCE.search(norm, max(run.s_start, head.start - 200), min(run.s_end, head.end + 200)):
+                return ("d_spacing", factor, "angstrom")
+            return "other_property"
+        return "other_property"
+
+    def explicit(self, scan: Scan, run: Run) -> bool:
+        lo = max(run.s_start, run.head.start - 40)
+        return bool(_D_ATTACHED.search(scan.norm, lo, run.head.start) or _TWO_THETA.search(scan.norm, lo, run.head.start))

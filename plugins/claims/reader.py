@@ -1,0 +1,487 @@
+"""The shared claim reader: one pass over a chain's numbers, each either taken as a claim or rejected with
+a reason. Family readers (diffraction, spectra, microscopy, and the DFT families) only say what their asked
+quantity looks like.
+
+Contract (docs/oracles.md, "Claim extraction"): a claim is a quantity the model *asserts* about the thing
+asked, anywhere in the chain, counted once per value. A number that is seen and not taken is returned in
+``Extraction.rejected`` with one reason: range, uncertainty, instrument_setting, temperature, index,
+lattice_parameter, other_property, question_echo, hedged, negated, retracted or other. Linear in the chain's
+length: the words before a list are read once for the whole list ("a run"), and each number then costs a
+few character checks. Chains over ``text.MAX_CHARS`` are cut with a note. Garbage never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from matpcr.records import Claim, Extraction
+from matpcr_plugins.claims import context as cx
+from matpcr_plugins.claims.numbers import Number, tokenize
+from matpcr_plugins.claims.text import MAX_CHARS, Text, normalize
+
+REASONS = ("range", "uncertainty", "instrument_setting", "temperature", "index", "lattice_parameter", "other_property",
+           "question_echo", "hedged", "negated", "retracted", "other")
+#: at most this many rejected numbers are listed per chain (the rest are counted in a note)
+MAX_REJECTED = 300
+
+_UNIT_REASON = {"degC": "temperature", "degF": "temperature", "K": "temperature", "kV": "instrument_setting",
+                "V": "instrument_setting", "mV": "instrument_setting", "mA": "instrument_setting",
+                "µA": "instrument_setting", "nA": "instrument_setting", "mW": "instrument_setting",
+                "W": "instrument_setting", "Hz": "instrument_setting", "kHz": "instrument_setting",
+                "time": "instrument_setting", "times": "instrument_setting", "keV": "instrument_setting",
+                "length/px": "instrument_setting", "px": "other", "%": "other", "fraction": "other_property",
+                "counts": "other_property", "g/cm3": "other_property", "GPa": "other_property",
+                "MPa": "other_property", "kJ/mol": "other_property", "kcal/mol": "other_property"}
+_BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">", "⟨": "⟩"}
+_INDEX_CHARS = frozenset("0123456789 ,-–+|̄")
+_SG_PAREN = re.compile(r"\(\s*(?:No\.?|no\.?|#|SG|space group)\s*$")
+_PAREN_UNCERTAINTY = re.compile(r"\(\d{1,3}\)")
+_DIGITS = str.maketrans("123456789", "000000000")
+_ORDINALS = frozenset({"st", "nd", "rd", "th"})
+#: characters after a number that end its phrase without any cue ("28.4, 47.3" or "28.4.")
+_QUIET_AFTER = frozenset(",;.\n")
+_LIST_AFTER = frozenset(",;")
+
+#: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
+Template = str | tuple[str, float, str]
+
+
+@dataclass(slots=True)
+class Run:
+    """What the words around one list say, worked out once for all its members."""
+
+    head: Number
+    s_start: int
+    s_end: int
+    lo: int                           # window start: the sentence start or 60 characters before the head
+    reason: str | None = None         # an attached cue before the list (step size, a = ..., λ = ...)
+    before: str | None = None         # sentence-level cue before it (negated, hedged, retracted, other_property)
+    templates: dict[str, Template] = field(default_factory=dict)
+    bare: str | None = None           # the unit a bare list takes from its words ("2θ = 15.20")
+    last_unit: str = ""               # the template the last claim of this run used
+    cache: dict[str, Any] = field(default_factory=dict)  # families' own per-run findings
+
+
+@dataclass
+class Scan:
+    """Everything the per-number judges may consult; built once per chain."""
+
+    norm: str
+    text: Text
+    nums: list[Number]
+    sentences: cx.Sentences
+    answer: tuple[int, int] | None
+    echo: frozenset[tuple[str, float]]
+    heads: list[int]                       # index of each number's run head
+    table: frozenset[float] = frozenset()  # first-column values of a data table in the question
+    item: Any = None
+    notes: list[str] = field(default_factory=list)
+    echo_values: frozenset[float] = frozenset()
+    after: dict[int, str | None] = field(default_factory=dict)  # per-sentence retraction by the next sentence
+    asked: Any = None              # the asked material's composition, where a family reads it
+    question_norm: str = ""
+    counts: frozenset[float] = frozenset()  # integers the question states (atom counts, space groups)
+    memo: dict[Any, Any] = field(default_factory=dict)  # run reasons by their window, for repetitive chains
+
+    def in_answer(self, n: Number) -> bool:
+        return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
+
+
+def question_numbers(question: str | None) -> frozenset[tuple[str, float]]:
+    """(unit, value) pairs the question states with a unit. Bare numbers (a table of 2θ or Raman shifts) are
+    not echo sources: restating a row of the measured data asserts it as a peak (docs/oracles.md)."""
+    if not question:
+        return frozenset()
+    return _question_numbers(question)
+
+
+@lru_cache(maxsize=4096)
+def _question_numbers(question: str) -> frozenset[tuple[str, float]]:
+    out = set()
+    for n in tokenize(normalize(question).norm):
+        if n.unit and not n.inherited_unit and n.value == n.value:
+            out.add(common(n.unit, n.value))
+            out.add((n.unit, key(n.value)))  # as written, for bare restatements ("the 2 of the 2 µm bar")
+    return frozenset(out)
+
+
+#: lengths and energies compare in one unit, so "0.5 µm" echoes a scale bar labelled "500 nm"
+_COMMON = {"nm": ("length", 1.0), "um": ("length", 1e3), "mm": ("length", 1e6), "angstrom": ("length", 0.1),
+           "pm": ("length", 1e-3), "eV": ("energy", 1.0), "meV": ("energy", 1e-3), "eV/atom": ("energy/atom", 1.0),
+           "meV/atom": ("energy/atom", 1e-3)}
+
+
+def common(unit: str, value: float) -> tuple[str, float]:
+    dim, factor = _COMMON.get(unit, (unit, 1.0))
+    return dim, key(value * factor)
+
+
+_TABLE_ROW = re.compile(r"^[ \t]*(-?\d+(?:\.\d+)?)[ \t,;|]+-?\d+(?:\.\d+)?[ \t|]*$", re.M)
+
+
+def question_table(question: str | None) -> frozenset[float]:
+    """The first column of a data table in the question (2θ or Raman shift against intensity). A chain that
+    restates one of these rows, even as a bare number, names a position of the measured pattern."""
+    if not question:
+        return frozenset()
+    return _question_table(question)
+
+
+@lru_cache(maxsize=4096)
+def _question_table(question: str) -> frozenset[float]:
+    rows = [float(m.group(1)) for m in _TABLE_ROW.finditer(question)]
+    return frozenset(key(v) for v in rows) if len(rows) >= 5 else frozenset()
+
+
+_HEADER = re.compile(r"\(([^()\n]{1,20})\)\s*[:=]\s*$|(?:in|/)\s*(cm-1|°|Å|nm|µm|eV|µB)\s*\)?\s*[:=]\s*$")
+_HEADER_UNITS = (("cm-1", "cm-1"), ("°", "deg"), ("Å", "angstrom"), ("µm", "um"), ("nm", "nm"), ("meV", "meV"),
+                 ("eV", "eV"), ("µB", "muB"))
+
+
+def _header_unit(norm: str, lo: int, hi: int) -> str | None:
+    """A list introduced by its unit: "Band positions (cm-1): 1085, 711, 281"."""
+    m = _HEADER.search(norm, lo, hi)
+    if m is None:
+        return None
+    inside = m.group(1) or m.group(2) or ""
+    for spelling, unit in _HEADER_UNITS:
+        if spelling in inside:
+            return unit
+    return None
+
+
+def key(value: float) -> float:
+    """Values equal to six significant figures are one claim."""
+    return float(f"{value:.6g}")
+
+
+class QuantityReader:
+    """Reads one family's asked quantity. Subclasses set ``answer_unit`` and implement ``template``."""
+
+    family = ""
+    #: the unit bare numbers take in an Answer line that is clearly a list of the asked quantity
+    answer_unit: str | None = None
+    #: words allowed in such an Answer line besides numbers and units
+    answer_words: frozenset[str] = frozenset()
+    #: attached cues of this family's instrument settings ("step size of", "WD =", "spectral resolution")
+    instrument: re.Pattern[str] | None = None
+    #: whether a number copied from the question is an echo before anything else its words say (microscopy:
+    #: the question states the scale bar and pixel counts, and restating them asserts nothing new)
+    echo_first = False
+    #: whether four-digit bracketed integers are Miller–Bravais indices (hkil) rather than intensities
+    miller = False
+    #: whether a number in the Answer line can be an echo (geometric answers are values, so there it cannot)
+    answer_echo = False
+    #: whether list members may share their list's verdict without being judged one by one (families whose
+    #: verdict depends on the words right after each number, like "0.03 eV/atom above the hull", say no)
+    fast_lane = True
+
+    def __init__(self, max_chars: int = MAX_CHARS) -> None:
+        self.max_chars = max_chars
+
+    # -- the pipeline ---------------------------------------------------------------------
+    def read(self, chain: str, item: Any = None) -> Extraction:
+        text = normalize(chain, self.max_chars)
+        nums = tokenize(text.norm)
+        heads: list[int] = []
+        head = 0
+        prev_run = -1
+        for i, n in enumerate(nums):
+            if n.run != prev_run:
+                head, prev_run = i, n.run
+            heads.append(head)
+        question = getattr(item, "text", None) if item is not None else None
+        echo = question_numbers(question)
+        scan = Scan(text.norm, text, nums, cx.Sentences.of(text.norm), cx.answer_span(text.norm), echo, heads,
+                    question_table(question) if self.answer_unit else frozenset(), item, list(text.notes),
+                    frozenset(v for _, v in echo))
+        self.prepare(scan)
+        answer_bare_ok = self._answer_is_list(scan)
+        found: dict[tuple[str, float, str], tuple[Number, str, float, str]] = {}
+        rejected: list[tuple[Number, str]] = []
+        n_rejected = 0
+        runs: dict[int, Run] = {}
+        classify = self.classify
+        make_run = self._run
+        own = self.own_reason
+        lane = self.fast_lane and not scan.echo and not scan.table
+        answer_end = scan.answer[1] if scan.answer is not None else -1
+        norm = text.norm
+        last = len(norm) - 3
+        separators = _LIST_AFTER
+        run: Run | None = None
+        prev: Number | None = None
+        prev_claim = False
+        s_end = -1
+        for i, n in enumerate(nums):
+            # the fast lane: the next member of a list whose previous member was a claim, with the same unit, not
+            # an integer (no index questions), followed by a list separator (no cue after it), in the same
+            # sentence and on the same side of the Answer line, takes its list's verdict without a new look
+            if prev_claim and n.link == "list" and lane and not n.reason and not n.integer and n.unit == prev.unit \
+                    and n.start < s_end and n.end < last and norm[n.end] in separators \
+                    and not (prev.start < answer_end <= n.start) and not own(scan, n, run):
+                kind, factor, unit = template
+                result = (kind, n.value if factor == 1.0 else round(n.value * factor, 9), unit)
+            else:
+                h = heads[i]
+                run = runs.get(h)
+                if run is None:
+                    run = runs[h] = make_run(scan, nums[h])
+                s_end = run.s_end
+                result = classify(scan, n, run, answer_bare_ok)
+                template = run.templates.get(run.last_unit)
+            prev = n
+            if result.__class__ is str:
+                prev_claim = False
+                n_rejected += 1
+                if n_rejected <= MAX_REJECTED:
+                    rejected.append((n, result))
+                continue
+            prev_claim = template.__class__ is tuple
+            if result not in found:
+                found[result] = (n, *result)
+        taken = list(found.values())
+        spans = text.spans([t[0].start for t in taken] + [n.start for n, _ in rejected],
+                           [t[0].end for t in taken] + [n.end for n, _ in rejected])
+        original = text.original
+        claims = []
+        new, add = object.__new__, claims.append
+        for t, sp in zip(taken, spans):  # Claims without the dataclass __init__: a degenerate chain holds 10⁵ of them
+            claim = new(Claim)
+            claim.__dict__ = {"kind": t[1], "value": t[2], "unit": t[3], "span": sp, "text": original[sp[0]:sp[1]],
+                              "reason": ""}
+            add(claim)
+        out_rejected = []
+        for (n, reason), sp in zip(rejected, spans[len(taken):]):
+            kind, value, unit = self.rejected_as(scan, n, reason)
+            out_rejected.append(Claim(kind, value, unit, sp, original[sp[0]:sp[1]], reason))
+        if n_rejected > len(rejected):
+            scan.notes.append(f"{n_rejected - len(rejected)} further rejected numbers not listed")
+        extraction = Extraction(claims, out_rejected, scan.notes)
+        self.finish(scan, extraction)
+        return extraction
+
+    def prepare(self, scan: Scan) -> None:
+        """Family set-up before the pass over numbers (e.g. the asked material)."""
+
+    def finish(self, scan: Scan, extraction: Extraction) -> None:
+        """Family additions after the pass over numbers (e.g. a named radiation, a class statement)."""
+
+    def _run(self, scan: Scan, head: Number) -> Run:
+        s_start, s_end = scan.sentences.bounds(head.start)
+        run = Run(head, s_start, s_end, max(s_start, head.start - 60))
+        # the attached cues only see the window before the head: a chain that repeats itself (a stalled model)
+        # pays for each distinct window once
+        window = scan.norm[max(0, run.lo - 2):head.start].translate(_DIGITS)
+        memo = (head.unit, head.integer, run.lo - max(0, run.lo - 2), window)
+        if memo in scan.memo:
+            run.reason = scan.memo[memo]
+        else:
+            run.reason = scan.memo[memo] = self.run_reason(scan, run)
+        if not head.unit:
+            run.bare = self.bare_unit(scan, run) or _header_unit(scan.norm, max(s_start, head.start - 30), head.start)
+        return run
+
+    def classify(self, scan: Scan, n: Number, run: Run, answer_bare_ok: bool) -> str | tuple[str, float, str]:
+        """A claim (kind, value, unit) or the reason the number is not one."""
+        if n.reason:
+            return n.reason
+        if (scan.echo or scan.counts) and self.echo_first and self._echo(scan, n, run, bare=True):
+            return "question_echo"
+        reason = self._own_reason(scan, n) or self.own_reason(scan, n, run)
+        if reason:
+            return reason
+        if run.reason:
+            return run.reason
+        unit = n.unit
+        if not unit:
+            if answer_bare_ok and self.answer_unit and scan.in_answer(n):
+                unit = self.answer_unit
+            elif scan.table and key(n.value) in scan.table:
+                unit = self.answer_unit or ""  # a row of the question's table of the asked quantity, restated
+            elif run.bare and not cx.ARITHMETIC_AFTER.match(scan.norm, n.end):
+                unit = run.bare
+            if not unit:
+                return "other"
+        template = run.templates.get(unit)
+        if template is None:
+            template = run.templates[unit] = self.template(scan, run, unit)
+        run.last_unit = unit
+        result = self.apply(scan, n, run, template)
+        if isinstance(result, str):
+            return result
+        sentence = self.sentence_reason(scan, n, run)
+        if sentence:
+            return sentence
+        if (scan.echo or scan.counts) and self._echo(scan, n, run, bare=False):
+            return "question_echo"
+        return result
+
+    def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
+        """Turn a run's template into this number's claim (families may look at the number itself)."""
+        if isinstance(template, str):
+            return template
+        kind, factor, unit = template
+        return kind, (round(n.value * factor, 9) if factor != 1.0 else n.value), unit
+
+    # -- reasons --------------------------------------------------------------------------
+    def _own_reason(self, scan: Scan, n: Number) -> str | None:
+        """Reasons that belong to the number itself, not its list: brackets, units, ordinals, "28.4(2)"."""
+        norm = scan.norm
+        if n.unit in _UNIT_REASON:
+            return _UNIT_REASON[n.unit]
+        start = n.start
+        before = norm[start - 1] if start > 0 else ""
+        if before == "(" and start > 1 and norm[start - 2].isdigit() and _PAREN_UNCERTAINTY.match(norm, start - 1):
+            return "uncertainty"
+        if n.integer:
+            if norm[n.num_end:n.num_end + 2] in _ORDINALS:
+                return "index"  # "the 11th band"
+            if not n.unit:
+                if before and (before in _INDEX_CHARS or before in _BRACKETS) and self._bracketed(norm, n):
+                    # (111), (No. 225) are indices, and (1010) in a diffraction chain; "(1518)" after a band is an intensity
+                    return "index" if len(n.digits) <= 3 or (self.miller and len(n.digits) == 4 and max(n.digits) <= "4") \
+                        else "other_property"
+                if before == "(" and _SG_PAREN.search(norm, max(0, start - 16), start) and norm[n.num_end:n.num_end + 1] == ")":
+                    return "index"
+                if len(n.digits) <= 4 and cx.MILLER_AFTER.match(norm, n.end):
+                    return "index"
+                if len(n.digits) <= 2 and cx.ENUMERATION_AFTER.match(norm, n.end) \
+                        and cx.ENUMERATION.search(norm, max(0, start - 12), start):
+                    return "index"  # "Step 1:", "#2:", "| 3 |", "1. **Internal modes**": an enumeration
+        after = norm[n.end:n.end + 1]
+        if after and after not in _QUIET_AFTER and cx.INSTRUMENT_AFTER.match(norm, n.end):
+            return "instrument_setting"  # "4 cm⁻¹ bins"
+        if not n.unit and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
+            prev = scan.nums[n.index - 1].digits
+            if len(n.digits) < len(prev) and prev.startswith(n.digits):
+                return "other"  # the chain was cut in the middle of a number ("..., 1027, 1")
+        if scan.table and n.link == "space" and not n.unit and key(n.value) not in scan.table and n.index > 0 \
+                and key(scan.nums[n.index - 1].value) in scan.table:
+            return "other_property"  # "464.5 21040": a restated row's intensity
+        return None
+
+    @staticmethod
+    def _bracketed(norm: str, n: Number) -> bool:
+        """An integer inside brackets holding only integers: Miller indices (111), [1 -1 0], {200}."""
+        lo = max(0, n.start - 12)
+        i = n.start - 1
+        while i >= lo and norm[i] not in _BRACKETS and norm[i] in _INDEX_CHARS:
+            i -= 1
+        if i < lo or norm[i] not in _BRACKETS:
+            return False
+        close = _BRACKETS[norm[i]]
+        j = n.num_end
+        hi = min(len(norm), n.num_end + 12)
+        while j < hi and norm[j] != close and norm[j] in _INDEX_CHARS:
+            j += 1
+        return j < hi and norm[j] == close
+
+    def run_reason(self, scan: Scan, run: Run) -> str | None:
+        """Attached cues before a run's first number; they reject the whole list."""
+        norm, head = scan.norm, run.head
+        lo, hi = run.lo, head.start
+        if lo >= hi:
+            return None
+        if cx.BOUND.search(norm, max(lo, hi - 25), hi):
+            return "range"
+        if cx.UNCERTAINTY.search(norm, lo, hi):
+            return "uncertainty"
+        if head.integer and not head.unit and (cx.SPACE_GROUP.search(norm, lo, hi) or (
+                self.miller and len(head.digits) in (3, 4) and cx.MILLER_BEFORE.search(norm, lo, hi))):
+            return "index"
+        if cx.TEMPERATURE.search(norm, lo, hi):
+            return "temperature"
+        if cx.LATTICE.search(norm, lo, hi):
+            return "lattice_parameter"
+        if head.unit in ("angstrom", "nm", "pm", "um", "") and cx.WAVELENGTH.search(norm, lo, hi):
+            return "instrument_setting"
+        if self.instrument is not None and self.instrument.search(norm, lo, hi):
+            return "instrument_setting"
+        if cx.DIFFERENCE.search(norm, lo, hi):
+            return "other"
+        return None
+
+    def sentence_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        """Negated ("no peak at 35°"), hedged ("maybe 30°"), retracted ("30.1°, but that is wrong"). A list
+        shares the words before its first member; what follows is read after each number that ends a phrase."""
+        if run.before is None:
+            run.before = self._before(scan, run) or ""
+        if run.before:
+            return run.before
+        norm = scan.norm
+        after = norm[n.end:n.end + 1]
+        if after and after not in _QUIET_AFTER and cx.NEGATION_AFTER.match(norm, n.end):
+            return "negated"
+        if after not in (",", ";") and cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60)):
+            return "retracted"
+        s_end = run.s_end
+        retracted = scan.after.get(s_end)
+        if retracted is None:
+            nxt = scan.sentences.next(n.start)
+            retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) else ""
+        return retracted or None
+
+    def _before(self, scan: Scan, run: Run) -> str | None:
+        norm, head = scan.norm, run.head
+        if cx.NON_COMMITMENT.search(norm, run.s_start, min(run.s_end, head.end + 120)):
+            return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
+        c_start = cx.clause_start(norm, run.s_start, head.start)
+        before = norm[c_start:head.start]
+        neg = cx.NEGATION_BEFORE.search(before)
+        if neg and not cx.NEGATION_BLOCK.search(before, neg.end()):
+            return "negated"
+        if cx.OTHER_SUBJECT.search(norm, max(run.s_start, head.start - 120), head.start):
+            return "other_property"
+        if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
+            return "retracted"
+        if cx.NON_COMMITMENT.search(norm, run.s_start, min(run.s_end, head.end + 120)):
+            return "hedged"
+        if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):
+            return "hedged"
+        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start):
+            return "other"
+        return None
+
+    def _echo(self, scan: Scan, n: Number, run: Run, bare: bool) -> bool:
+        """A number copied from the question; never one in the Answer line, which is the model's own assertion."""
+        if n.unit:
+            hit = common(n.unit, n.value) in scan.echo
+        else:
+            hit = bare and key(n.value) in scan.echo_values
+        if not hit or (not self.answer_echo and scan.in_answer(n)):
+            return False
+        return n.unit in _UNIT_REASON or not self.explicit(scan, run)
+
+    def explicit(self, scan: Scan, run: Run) -> bool:
+        """Whether the words before the number say it *is* the asked quantity (then an echo still counts)."""
+        return False
+
+    def _answer_is_list(self, scan: Scan) -> bool:
+        """Whether the Answer line is clearly a list of the asked quantity, so bare numbers take its unit."""
+        if scan.answer is None or self.answer_unit is None:
+            return False
+        a, b = scan.answer
+        if b - a > 20_000:
+            b = a + 20_000
+        return all(w.lower() in self.answer_words for w in re.findall(r"[^\W\d_]+", scan.norm[a:b]))
+
+    # -- the family's part ----------------------------------------------------------------
+    def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        """A family's reasons that belong to the number itself (a bare 111 in a diffraction chain is an index)."""
+        return None
+
+    def bare_unit(self, scan: Scan, run: Run) -> str | None:
+        """The unit a bare list outside the Answer line takes when its words name the asked quantity."""
+        return None
+
+    def rejected_as(self, scan: Scan, n: Number, reason: str) -> tuple[str, float | None, str]:
+        """How a rejected number is recorded: kind "number" unless the family knows better (a wavelength)."""
+        return "number", (n.value if n.value == n.value else None), n.unit
+
+    def template(self, scan: Scan, run: Run, unit: str) -> Template:
+        """What the numbers of ``run`` in ``unit`` are: a reason, or (kind, factor, claim unit)."""
+        raise NotImplementedError

@@ -1,0 +1,250 @@
+"""A normalised view of a chain that still knows where every character came from.
+
+Models spell the same thing many ways (2θ, 2\\theta, two-theta; cm⁻¹, cm^{-1}; µm, μm, um; Å, \\AA). The
+reader works on one canonical spelling, but a claim's ``span`` must index the chain the model wrote, so
+every rewrite keeps an offset map back to the original. Each rewrite is one linear regex pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+#: chains longer than this are cut (with a note): a degenerate output must not stall a run
+MAX_CHARS = 1_000_000
+
+def _per_cm(m: re.Match[str]) -> str:
+    """"988/cm" is 988 cm⁻¹; "in 1/cm" is the unit alone."""
+    before = m.string[m.start() - 1] if m.start() > 0 else " "
+    if m.group(1) == "1" and not (before.isalnum() or before == "."):
+        return "cm-1"
+    return m.group(1) + " cm-1"
+
+
+_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+
+Repl = str | Callable[[re.Match[str]], str]
+
+# (pattern, replacement, triggers), applied in order; a rule runs only when one of its trigger strings occurs in
+# the lower-cased text, so a long chain pays only for the spellings it actually uses
+_RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
+    # siunitx: \SI{3.247}{\angstrom}, \si{\nano\metre}
+    (re.compile(r"\\(?:SI|si|qty|unit|num)(?![a-zA-Z])"), " ", ("\\si", "\\qty", "\\unit", "\\num")),
+    (re.compile(r"\\angstrom(?![a-zA-Z])"), "Å", ("\\angstrom",)),
+    (re.compile(r"\\nano\\met(?:er|re)(?![a-zA-Z])|\\nm(?![a-zA-Z])"), "nm", ("\\n",)),
+    (re.compile(r"\\micro\\met(?:er|re)(?![a-zA-Z])|\\um(?![a-zA-Z])|\\micron(?![a-zA-Z])"), "µm", ("\\micro", "\\um")),
+    (re.compile(r"\\milli\\met(?:er|re)(?![a-zA-Z])"), "mm", ("\\milli",)),
+    (re.compile(r"\\per\\centi\\met(?:er|re)(?![a-zA-Z])|\\centi\\met(?:er|re)\s*\\tothe\s*\{?\s*-1\s*\}?|\\wn(?![a-zA-Z])"),
+     "cm-1", ("\\centi", "\\wn")),
+    (re.compile(r"\\milli\\electronvolt(?![a-zA-Z])|\\meV(?![a-zA-Z])"), "meV", ("\\milli", "\\mev")),
+    (re.compile(r"\\electronvolt(?![a-zA-Z])|\\eV(?![a-zA-Z])"), "eV", ("\\electronvolt", "\\ev")),
+    (re.compile(r"\\kelvin(?![a-zA-Z])"), "K", ("\\kelvin",)),
+    (re.compile(r"\\degreeCelsius(?![a-zA-Z])|\\celsius(?![a-zA-Z])"), "°C", ("celsius",)),
+    (re.compile(r"\\bohrmagneton(?![a-zA-Z])|\\muB(?![a-zA-Z])"), "µB", ("\\bohr", "\\mub")),
+    (re.compile(r"\\per\\atom(?![a-zA-Z])"), "/atom", ("\\per",)),
+    (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
+     lambda m: m.group(1), ("\\",)),
+    (re.compile(r"\*\*|__"), " ", ("**", "__")),  # markdown emphasis
+    (re.compile(r"\$"), " ", ("$",)),  # math delimiters: "464 cm$^{-1}$"
+    # angles and degrees (°C is kept apart: it is a temperature)
+    (re.compile(r"\^\s*\{?\s*\\circ(?:\s*\})?|\\circ|\\degree|\\deg(?![a-z])|[º˚∘]|\^\s*\{?\s*o(?:\s*\})?(?![\w])"), "°",
+     ("\\circ", "\\deg", "º", "˚", "∘", "^")),
+    (re.compile(r"℃"), "°C", ("℃",)),
+    (re.compile(r"(?<![a-z])(?:degrees?|deg)\.?\s*(?:celsius|centigrade|C)(?![a-zA-Z])", re.I), "°C", ("deg",)),
+    (re.compile(r"(?<![a-z])(?:degrees?|deg)(?![a-z])\.?", re.I), "°", ("deg",)),
+    (re.compile(r"\\(?:var)?theta(?![a-z])|ϑ|Θ|θ"), "θ", ("theta", "ϑ", "θ")),
+    (re.compile(r"2(?<![\w.]2)\s*[-_ ]?\s*(?:θ|[tT]heta|THETA)(?![a-z])"), "twotheta", ("θ", "theta")),
+    (re.compile(r"(?<![\w.])two\s*[-_ ]?\s*(?:θ|theta)(?![a-z])", re.I), "twotheta", ("two",)),
+    (re.compile(r"(?<![a-z])theta(?![a-z])", re.I), "θ", ("theta",)),
+    (re.compile(r"\\lambda(?![a-z])|(?<![a-z])lambda(?![a-z])"), "λ", ("lambda",)),
+    (re.compile(r"\\alpha(?![a-z])"), "α", ("\\alpha",)),
+    (re.compile(r"\\beta(?![a-z])"), "β", ("\\beta",)),
+    (re.compile(r"\\gamma(?![a-z])"), "γ", ("\\gamma",)),
+    (re.compile(r"\\Delta(?![a-z])"), "Δ", ("\\delta",)),
+    (re.compile(r"K(?<![\w]K)\s*[-_]?\s*\{?\s*(?:α|alpha)(?:\s*\})?|K(?<![\w]K)a(?=[\s12,.;:)\]]|$)"), "Kα", ("kα", "k α", "kalpha", "k-alpha",
+                                                                                                    "k_", "ka")),
+    (re.compile(r"\\AA(?![a-z])|\\mathring\s*\{?\s*A\s*\}?|[ÅÅ]"), "Å", ("\\aa", "\\mathring", "å", "Å")),
+    (re.compile(r"(?<![a-z])[aåAÅ]ngstr[oö]ms?(?![a-z])", re.I), "Å", ("ngstr",)),
+    (re.compile(r"(?:\\mu|[µμ])\s*_?\s*\{?\s*B(?:\s*\})?(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
+     "µB", ("mu", "µ", "μ", "bohr", "ub", "u_b")),
+    (re.compile(r"(?:\\mu|[µμ])\s*m(?![a-z])|(?<![a-z])(?:microns?|micromet(?:er|re)s?|um)(?![a-z])", re.I), "µm",
+     ("mu", "µ", "μ", "micro", "um")),
+    (re.compile(r"(?<![a-z])nanomet(?:er|re)s?(?![a-z])", re.I), "nm", ("nanomet",)),
+    (re.compile(r"(?<![a-z])millimet(?:er|re)s?(?![a-z])", re.I), "mm", ("millimet",)),
+    (re.compile(r"(?<![a-z])picomet(?:er|re)s?(?![a-z])", re.I), "pm", ("picomet",)),
+    (re.compile(r"(?<![a-z])electron[- ]?volts?(?![a-z])", re.I), "eV", ("electron",)),
+    (re.compile(r"cm\s*\}?\s*(?:\^\s*\{?\s*\(?\s*[-−–‒]\s*1(?:\s*\))?(?:\s*\})?|⁻\s*¹|[-−–]\s*1(?![\d.]))"), "cm-1", ("cm",)),
+    (re.compile(r"(\d)\s*/\s*cm(?![\w-])"), _per_cm, ("/cm", "/ cm")),
+    (re.compile(r"(?<![a-z])(?:reciprocal centimet(?:er|re)s?|wave\s*numbers?)(?![a-z])", re.I), "cm-1",
+     ("reciprocal", "wavenumber", "wave number")),
+    (re.compile(r"[−‒﹣－]"), "-", ("−", "‒", "﹣", "－")),
+    (re.compile(r"–|\s--?\s"), " – ", ("–", " -")),   # en dash: a range between numbers
+    (re.compile(r"[—―]"), " — ", ("—", "―")),          # em dash: a clause break, never a range
+    (re.compile(r"\\pm(?![a-z])|\+\s*/\s*-|\+-(?=\s*\d)|\+/−"), "±", ("\\pm", "+")),
+    (re.compile(r"\\times(?![a-z])|\\cdot(?![a-z])|[·⋅∙]"), "×", ("\\times", "\\cdot", "·", "⋅", "∙")),
+    (re.compile(r"[₀₁₂₃₄₅₆₇₈₉]+"), lambda m: m.group(0).translate(_SUBSCRIPT), tuple("₀₁₂₃₄₅₆₇₈₉")),
+    (re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+"), lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), tuple("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")),
+    (re.compile(r"\\(?:approx|sim|simeq|left|right|quad|qquad|big|Big)(?![a-z])|\\[,;:! ]|[\u2009\u202f\u00a0\u2002\u2003$~{}]"), " ",
+     ("\\", "\u2009", "\u202f", "\u00a0", "\u2002", "\u2003", "$", "~", "{", "}")),
+    (re.compile(r"≈|≃|∼|\\approx"), "≈", ("≃", "∼", "\\approx")),
+]
+
+
+@dataclass
+class _Pass:
+    """The edits of one rewrite, in output coordinates, for mapping positions back (searchsorted)."""
+
+    out_start: np.ndarray
+    out_end: np.ndarray
+    in_start: np.ndarray
+    in_end: np.ndarray
+    shift: np.ndarray  # cumulative (output length - input length) up to and including each edit
+
+
+@dataclass
+class Text:
+    """``norm`` is the canonical text; ``spans`` maps positions in it back to the original chain."""
+
+    original: str
+    norm: str
+    passes: list[_Pass] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def spans(self, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
+        """Original spans of ``norm[starts[i]:ends[i]]``, all at once (one searchsorted per rewrite)."""
+        if not starts:
+            return []
+        s = np.asarray(starts, dtype=np.int64)
+        e = np.asarray(ends, dtype=np.int64)
+        for p in reversed(self.passes):
+            j = np.searchsorted(p.out_start, s, side="right") - 1
+            inside = (j >= 0) & (s < p.out_end[np.maximum(j, 0)])
+            back = np.where(j >= 0, p.shift[np.maximum(j, 0)], 0)
+            s = np.where(inside, p.in_start[np.maximum(j, 0)], s - back)
+            k = np.searchsorted(p.out_start, e, side="left") - 1
+            inside = (k >= 0) & (e <= p.out_end[np.maximum(k, 0)])
+            back = np.where(k >= 0, p.shift[np.maximum(k, 0)], 0)
+            e = np.where(inside, p.in_end[np.maximum(k, 0)], e - back)
+        return list(zip(s.tolist(), np.maximum(e, s).tolist()))
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of ``norm[start:end]``."""
+        return self.spans([start], [end])[0]
+
+    def snippet(self, start: int, end: int) -> str:
+        a, b = self.span(start, end)
+        return self.original[a:b]
+
+
+def _apply(text: str, pattern: re.Pattern[str], repl: Repl) -> tuple[str, _Pass | None]:
+    if isinstance(repl, str):
+        spans = [m.span() for m in pattern.finditer(text)]
+        if not spans:
+            return text, None
+        if all(a < b for a, b in spans):  # the common case, vectorised: sub() in C, the edit table in numpy
+            table = np.asarray(spans, dtype=np.int64)
+            grow = len(repl) - (table[:, 1] - table[:, 0])
+            before = np.concatenate(([0], np.cumsum(grow)[:-1]))
+            out_start = table[:, 0] + before
+            return pattern.sub(repl.replace("\\", "\\\\"), text), _Pass(out_start, out_start + len(repl), table[:, 0],
+                                                                        table[:, 1], np.cumsum(grow))
+    pieces: list[str] = []
+    rows: list[tuple[int, int, int, int]] = []
+    last = 0
+    out = 0
+    for m in pattern.finditer(text):
+        a, b = m.span()
+        if a == b:
+            continue
+        r = repl(m) if callable(repl) else repl
+        pieces.append(text[last:a])
+        out += a - last
+        pieces.append(r)
+        rows.append((out, out + len(r), a, b))
+        out += len(r)
+        last = b
+    if not rows:
+        return text, None
+    pieces.append(text[last:])
+    table = np.asarray(rows, dtype=np.int64)
+    shift = np.cumsum((table[:, 1] - table[:, 0]) - (table[:, 3] - table[:, 2]))
+    return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
+
+
+_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*([-+−]?\d+(?:\.\d+)?)[ \t]*(?=\|)")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")
+_HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*$")
+
+
+def _table_headers(text: str) -> dict[int, list[str]]:
+    """For each data row of a markdown table (by its line start), the header cells of its table."""
+    out: dict[int, list[str]] = {}
+    lines = text.split("\n")
+    pos = 0
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            if header is None and i + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[i + 1]):
+                header = [c.strip() for c in stripped.strip("|").split("|")]
+            elif header is not None and not _TABLE_SEPARATOR.match(line):
+                out[pos] = header
+        else:
+            header = None
+        pos += len(line) + 1
+    return out
+
+
+def _tables(text: str) -> tuple[str, _Pass | None]:
+    """Write each bare number of a markdown table with its column's header and unit ("| 2θ (°) |" over "| 31.77 |"
+    reads "2θ = 31.77 °"), so the cues and units of the header reach the number."""
+    if "|" not in text or "-|" not in text.replace(" ", ""):
+        return text, None
+    headers = _table_headers(text)
+    if not headers:
+        return text, None
+
+    def cell(m: re.Match[str]) -> str:
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        header = headers.get(line_start)
+        if header is None:
+            return m.group(0)
+        column = text.count("|", line_start, m.start()) - (1 if text[line_start:m.start()].lstrip().startswith("|") else 0)
+        if not 0 <= column < len(header) or not header[column]:
+            return m.group(0)
+        label = _HEADER_UNIT.match(header[column])
+        name, unit = (label.group(1), label.group(2) or label.group(3)) if label else (header[column], "")
+        if unit in ("#", "no.", "No."):
+            unit = ""
+        return f" {name} = {m.group(1)} {unit} ".replace("  ", " ")
+
+    return _apply(text, _TABLE_CELL, cell)
+
+
+def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
+    """Canonical text with an offset map; chains over ``max_chars`` are cut and the cut is noted."""
+    original = chain if isinstance(chain, str) else ("" if chain is None else str(chain))
+    notes: list[str] = []
+    if len(original) > max_chars:
+        notes.append(f"chain truncated at {max_chars} characters (of {len(original)})")
+        original = original[:max_chars]
+    text = original
+    passes: list[_Pass] = []
+    text, edits = _tables(text)
+    if edits is not None:
+        passes.append(edits)
+    low = text.lower()
+    chars = set(low)
+    for pattern, repl, triggers in _RULES:
+        if not any(t[0] in chars and t in low for t in triggers):
+            continue
+        text, edits = _apply(text, pattern, repl)
+        if edits is not None:
+            passes.append(edits)
+            low = text.lower()
+            chars = set(low)
+    return Text(original, text, passes, notes)

@@ -1,0 +1,247 @@
+"""The claim reader on each case issue #12 lists: ranges, bare numbers in the Answer line, uncertainties and
+instrument settings, lists, other energies, θ versus 2θ, short words in magnetism, long lists, spans."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from matpcr.records import Item
+from matpcr_plugins.claims.text import normalize
+from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
+from matpcr_plugins.raman.oracle import RamanOracle
+from matpcr_plugins.sem.oracle import SEMOracle
+from matpcr_plugins.xrd.oracle import XRDOracle
+
+XRD, RAMAN, SEM = XRDOracle(), RamanOracle(), SEMOracle()
+STABILITY, METALLICITY, MAGNETISM = StabilityOracle(), MetallicityOracle(), MagnetismOracle()
+READERS = (XRD, RAMAN, SEM, STABILITY, METALLICITY, MAGNETISM)
+
+
+def claims(oracle: object, text: str, question: str = "") -> list[tuple[str, object, str]]:
+    item = Item(id="t", task="t", constraint="", modality="text", text=question) if question else None
+    return [(c.kind, c.value, c.unit) for c in oracle.read(text, item).claims]  # type: ignore[attr-defined]
+
+
+def reasons(oracle: object, text: str) -> dict[str, str]:
+    return {c.text.strip(): c.reason for c in oracle.read(text).rejected}  # type: ignore[attr-defined]
+
+
+# -- ranges ---------------------------------------------------------------------------------------
+def test_ranges_are_rejected_not_midpointed() -> None:
+    assert claims(XRD, "The 2θ range 10–80° was scanned; the (111) peak is at 28.4°.") == [("two_theta", 28.4, "deg")]
+    assert reasons(XRD, "The 2θ range 10–80° was scanned.") == {"10": "range", "80°": "range"}
+    assert claims(RAMAN, "A broad feature at 500–540 cm⁻¹.") == []
+    assert set(reasons(RAMAN, "A broad feature at 500–540 cm⁻¹.").values()) == {"range"}
+    assert claims(XRD, "The strong reflections lie between 27 and 33° 2θ, others from 40 to 50°.") == []
+    assert claims(SEM, "Particles are 150-300 nm across.") == []
+    assert claims(STABILITY, "I estimate 0.10–0.15 eV/atom above the hull.") == []
+
+
+def test_one_sided_bounds_are_ranges() -> None:
+    assert claims(XRD, "No reflections above 70°.") == []
+    assert reasons(METALLICITY, "PBE underestimates the gap by >1.5 eV.")[">1.5 eV"[1:]] == "range"
+
+
+# -- bare numbers in the Answer line --------------------------------------------------------------
+def test_bare_answer_numbers_take_the_unit_only_for_a_clear_list() -> None:
+    assert claims(XRD, "Answer: 28.4, 47.3, 56.1") == [("two_theta", 28.4, "deg"), ("two_theta", 47.3, "deg"),
+                                                       ("two_theta", 56.1, "deg")]
+    assert claims(XRD, "Silicon, Fd-3m.\nAnswer: 227") == []                  # a space-group number
+    assert claims(XRD, "Answer: space group 227") == []
+    assert claims(XRD, "Answer: measured at 298 K") == []                    # a temperature
+    assert claims(XRD, "Answer: 111, 220, 311") == []                        # Miller indices without brackets
+    assert reasons(XRD, "Answer: 111, 220, 311") == {"111": "index", "220": "index", "311": "index"}
+    assert claims(XRD, "Answer: (111) 28.4, (220) 47.3") == [("two_theta", 28.4, "deg"), ("two_theta", 47.3, "deg")]
+    assert claims(RAMAN, "Answer: 464, 206, 128") == [("raman_shift", 464.0, "cm-1"), ("raman_shift", 206.0, "cm-1"),
+                                                      ("raman_shift", 128.0, "cm-1")]
+    assert claims(SEM, "Answer: 193") == []
+
+
+# -- uncertainties, widths, steps, resolution, working distance --------------------------------------
+def test_uncertainties_widths_and_steps_are_not_peaks() -> None:
+    chain = ("Scanned with a step size of 0.02° and 1 s per step. The (111) reflection is at 28.44 ± 0.05° with a "
+             "FWHM of 0.15°; the (220) at 47.303(2)°.")
+    assert claims(XRD, chain) == [("two_theta", 28.44, "deg"), ("two_theta", 47.303, "deg")]
+    got = reasons(XRD, chain)
+    assert got["0.02°"] == "instrument_setting" and got["± 0.05°"] == "uncertainty" and got["0.15°"] == "instrument_setting"
+
+
+def test_spectral_resolution_is_not_a_band() -> None:
+    chain = "Measured with 532 nm excitation at a spectral resolution of 2 cm⁻¹. The ν1 band is at 1086 cm⁻¹."
+    assert claims(RAMAN, chain) == [("raman_shift", 1086.0, "cm-1")]
+    assert reasons(RAMAN, chain) == {"532 nm": "instrument_setting", "2 cm⁻¹": "instrument_setting"}
+
+
+def test_working_distance_and_voltage_are_not_feature_sizes() -> None:
+    chain = "EHT = 5 kV, WD = 2.8 mm, Mag = 50 kX. The particles are about 120 nm across."
+    assert claims(SEM, chain) == [("feature_size", 120.0, "nm")]
+    assert reasons(SEM, chain)["2.8 mm"] == "instrument_setting"
+
+
+def test_scale_bar_copied_from_the_question_is_an_echo_but_the_answer_is_not() -> None:
+    question = 'A micrograph has a scale bar labelled "500 nm" that spans 100 px. A particle measures 20 px across.'
+    chain = "500 nm / 100 px = 5 nm/px, so the 20 px particle is 100 nm.\nAnswer: 100 nm"
+    assert claims(SEM, chain, question) == [("feature_size", 100.0, "nm")]
+    assert claims(SEM, "The scale bar is 500 nm.\nAnswer: 500 nm", question) == [("feature_size", 500.0, "nm")]
+
+
+# -- lists -------------------------------------------------------------------------------------------
+def test_every_value_of_a_list_is_read() -> None:
+    assert claims(XRD, "d = 3.14, 1.92, 1.64 Å") == [("d_spacing", 3.14, "angstrom"), ("d_spacing", 1.92, "angstrom"),
+                                                     ("d_spacing", 1.64, "angstrom")]
+    assert claims(XRD, "The (111) planes are spaced 0.3136 nm apart, the (220) planes 0.1920 nm.") == [
+        ("d_spacing", 3.136, "angstrom"), ("d_spacing", 1.92, "angstrom")]
+
+
+def test_lattice_parameters_are_not_d_spacings() -> None:
+    chain = "Cubic, a = 5.43 Å; the wavelength λ = 1.5406 Å; d(111) = 3.135 Å."
+    assert claims(XRD, chain) == [("d_spacing", 3.135, "angstrom")]
+    got = reasons(XRD, chain)
+    assert got["5.43 Å"] == "lattice_parameter" and got["1.5406 Å"] == "instrument_setting"
+
+
+def test_long_numeric_lists_are_read_whole() -> None:
+    values = [round(10 + 0.01 * i, 2) for i in range(20_000)]
+    chain = "Answer: 2θ = " + ", ".join(f"{v:.2f}" for v in values)
+    got = XRD.read(chain).claims
+    assert len(got) == len(values) and got[-1].value == values[-1]
+
+
+# -- numbers as written ------------------------------------------------------------------------------
+def test_scientific_notation_signs_and_units() -> None:
+    assert claims(SEM, "sizes of 5.2e2 nm and 1.2×10³ nm") == [("feature_size", 520.0, "nm"), ("feature_size", 1200.0, "nm")]
+    assert claims(RAMAN, "an anti-Stokes line at −520 cm⁻¹") == [("raman_shift", -520.0, "cm-1")]
+    assert claims(SEM, "Answer: -50 nm") == [("feature_size", -50.0, "nm")]
+    assert claims(RAMAN, "a band at 464 cm⁻¹ and one at 1085 cm^{-1}") == [("raman_shift", 464.0, "cm-1"),
+                                                                           ("raman_shift", 1085.0, "cm-1")]
+    for reader in READERS:  # the 1 of cm⁻¹ / cm^-1 is never a number
+        assert all(c.value != 1 for c in reader.read("464 cm⁻¹, 1085 cm^-1, 1086 cm-1").claims + reader.read(
+            "464 cm⁻¹, 1085 cm^-1").rejected)
+
+
+def test_nan_and_inf_never_claim() -> None:
+    for reader in READERS:
+        for text in ("Answer: nan°", "Answer: inf cm-1", "2θ = 1e999°", "band gap of inf eV", "NaN nm", "∞ µB"):
+            assert all(isinstance(c.value, str) or math.isfinite(c.value) for c in reader.read(text).claims)
+
+
+def test_spans_index_the_original_chain() -> None:
+    chain = r"Using $2\theta = 28.44^\circ$ and \SI{3.247}{\angstrom} — then −520 cm^{-1}."
+    for reader in (XRD, RAMAN):
+        for c in reader.read(chain).claims + reader.read(chain).rejected:
+            assert chain[c.span[0]:c.span[1]] == c.text
+    [two_theta] = [c for c in XRD.read(chain).claims if c.kind == "two_theta"]
+    assert two_theta.text == r"28.44^\circ"
+
+
+def test_chains_over_the_cap_are_cut_with_a_note() -> None:
+    from matpcr_plugins.claims.diffraction import DiffractionReader
+
+    extraction = DiffractionReader(max_chars=100).read("The peak is at 28.4°. " * 20)
+    assert extraction.claims[0].value == 28.4
+    assert extraction.notes and "truncated at 100 characters" in extraction.notes[0]
+    assert normalize("x" * 50, max_chars=10).notes == ["chain truncated at 10 characters (of 50)"]
+
+
+# -- θ and 2θ; stated radiation -------------------------------------------------------------------------
+def test_theta_only_answers_are_doubled() -> None:
+    assert claims(XRD, "Answer: θ = 14.22°, 23.65°") == [("two_theta", 28.44, "deg"), ("two_theta", 47.3, "deg")]
+    assert claims(XRD, "The Bragg angle is 14.22°, i.e. 2θ = 28.44°.") == [("two_theta", 28.44, "deg")]
+
+
+def test_a_stated_wavelength_is_exposed() -> None:
+    extraction = XRD.read("With Mo Kα radiation (λ = 0.7093 Å) the (111) reflection is at 2θ = 13.0°.")
+    assert [(c.kind, c.value) for c in extraction.claims] == [("two_theta", 13.0)]
+    [wavelength] = [c for c in extraction.rejected if c.kind == "wavelength"]
+    assert wavelength.value == 0.7093 and wavelength.reason == "instrument_setting"
+    assert "stated wavelength 0.7093 Å (not Cu Kα)" in extraction.notes
+    named = XRD.read("Using Co Kα, the main peak is at 52.4°.")
+    assert any("Co Kα" in note for note in named.notes)
+
+
+# -- DFT readers ---------------------------------------------------------------------------------------
+def test_formation_energy_is_not_the_band_gap() -> None:
+    chain = "Its formation energy is −0.35 eV/atom and E_hull = 0 eV/atom.\nAnswer: metallic"
+    assert claims(METALLICITY, chain) == [("metallicity", "metallic", "")]
+    assert set(reasons(METALLICITY, chain).values()) == {"other_property"}
+    assert claims(METALLICITY, "The band gap is 1.1 eV; the formation energy is −1.2 eV.\nAnswer: semiconductor") == [
+        ("metallicity", "gapped", ""), ("band_gap", 1.1, "eV")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("It is not metallic.", "gapped"),
+    ("It is not a metal.", "gapped"),
+    ("It has no band gap.", "metallic"),
+    ("Answer: no band gap", "metallic"),
+])
+def test_metallicity_negations(text: str, expected: str) -> None:
+    assert claims(METALLICITY, text)[0] == ("metallicity", expected, "")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("There is no net moment.", "nonmagnetic"),
+    ("It is not magnetic.", "nonmagnetic"),
+    ("It is antiferromagnetic with zero net moment.", "nonmagnetic"),
+    ("Answer: ferromagnetic", "magnetic"),
+])
+def test_magnetism_negations(text: str, expected: str) -> None:
+    assert claims(MAGNETISM, text)[0] == ("magnetism", expected, "")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("It does not lie on the hull.", "unstable"),
+    ("It is not stable with respect to its competing phases.", "unstable"),
+    ("It is metastable.", "metastable"),
+    ("Answer: stable, 0.03 eV/atom above the hull", "stable"),
+    ("Answer: Yes", "stable"),
+])
+def test_stability_wording(text: str, expected: str) -> None:
+    assert claims(STABILITY, text)[0] == ("stability", expected, "")
+
+
+def test_stable_with_a_hull_distance_gives_both_claims() -> None:
+    assert claims(STABILITY, "Answer: stable, 0.03 eV/atom above the hull") == [
+        ("stability", "stable", ""), ("e_above_hull", 0.03, "eV/atom")]
+    assert claims(STABILITY, "It lies 30 meV/atom above the hull, 0.15 eV per formula unit.") == [
+        ("e_above_hull", 0.03, "eV/atom"), ("e_above_hull", 0.15, "eV/fu")]
+    question = "Is X stable, i.e. on or within 0.05 eV/atom of the convex hull?"
+    assert claims(STABILITY, "It is stable: within 0.05 eV/atom of the hull.", question) == [("stability", "stable", "")]
+
+
+@pytest.mark.parametrize("text", [
+    "It is so magnetic, as in Fe, it is 2 µB so we say so.",
+    "The moment is 2 µB in the cell, as is usual; so is it.",
+    "2 µB is",
+    "µB so in is as",
+])
+def test_magnetism_short_words_are_never_elements(text: str) -> None:
+    for c in MAGNETISM.read(text).claims:
+        if c.kind == "magnetic_moment":
+            assert not c.unit.startswith("muB/element:")
+
+
+def test_magnetism_bases() -> None:
+    assert claims(MAGNETISM, "Ferromagnetic with 5 µB per Fe.")[1] == ("magnetic_moment", 5.0, "muB/element:Fe")
+    assert claims(MAGNETISM, "Answer: 4.0 uB/f.u.")[1] == ("magnetic_moment", 4.0, "muB/fu")
+    assert claims(MAGNETISM, "The calculation relaxes to 0.00 µB.\nAnswer: non-magnetic") == [
+        ("magnetism", "nonmagnetic", ""), ("magnetic_moment", 0.0, "muB/cell")]
+
+
+def test_hedges_give_no_class() -> None:
+    assert claims(STABILITY, "It may or may not be stable; hard to say.") == []
+    assert claims(METALLICITY, "It might be a metal or possibly a semiconductor.") == []
+    assert claims(MAGNETISM, "It could be 1 µB or 0 µB — I can't tell.\nAnswer: not sure") == []
+
+
+# -- never raise, and spans always valid ----------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400))
+def test_arbitrary_unicode_never_raises_and_spans_stay_valid(text: str) -> None:
+    for reader in READERS:
+        extraction = reader.read(text)
+        for c in extraction.claims + extraction.rejected:
+            assert 0 <= c.span[0] <= c.span[1] <= len(text)
