@@ -58,7 +58,7 @@ def test_plants(data_dir: Path) -> None:
 def test_unreadable_image_and_missing_scale_bar(tmp_path: Path, data_dir: Path) -> None:
     junk = tmp_path / "junk.tif"
     junk.write_bytes(b"not an image")
-    with pytest.raises(DataError, match="junk.tif: unreadable image"):
+    with pytest.raises(DataError, match="junk.tif: not a readable image"):
         calibrate(junk)
     from PIL import Image
 
