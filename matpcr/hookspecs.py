@@ -81,3 +81,14 @@ def register_report_sections(register: Callable[..., None]) -> None:
 @hookspec
 def register_commands(cli: Any) -> None:
     """Add subcommands to the ``matpcr`` click group ``cli``."""
+
+
+@hookspec
+def register_data_sets(register: Callable[..., None]) -> None:
+    """Declare data sets: ``register(name, factory, summary="")``.
+
+    ``factory() -> matpcr.datadir.DataSet``: the set's public origin (repository, commit, licence,
+    citation), its files (URL, path inside the set's folder, sha256) and, optionally, an embedded slice
+    shipped with the plugin, its own ``fetch`` and a local ``derive`` step. ``matpcr data pull NAME``
+    downloads it; ``matpcr data ls`` lists it; loaders find it with ``matpcr.datadir.find``.
+    """

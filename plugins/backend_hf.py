@@ -95,13 +95,14 @@ class HFBackend:
 
     def __init__(self, model: str, revision: str | None = None, *, dtype: str = "auto", device: str | None = None,
                  gguf_file: str | None = None, trust_remote_code: bool = False, max_length: int | None = None,
-                 identity_extra: dict[str, Any] | None = None, **extra: Any):
+                 token_budget: int = 6144, identity_extra: dict[str, Any] | None = None, **extra: Any):
         if extra:
             raise MatpcrError(f"hf backend: unknown --model-args {', '.join(sorted(extra))} "
-                              "(known: dtype, device, gguf_file, trust_remote_code, max_length)")
+                              "(known: dtype, device, gguf_file, trust_remote_code, max_length, token_budget)")
         self.model_id, self.revision = model, revision
         self.dtype, self.device, self.gguf_file = dtype, device, gguf_file
         self.trust_remote_code, self.max_length = trust_remote_code, max_length
+        self.token_budget = int(token_budget)
         local = Path(model).expanduser()
         self.local = local if local.exists() else None
         identity: dict[str, Any] = {"backend": "hf", "model": model, "revision": revision, "dtype": dtype,
@@ -167,9 +168,24 @@ class HFBackend:
             groups.setdefault(key, []).append(i)
         out: list[Response | None] = [None] * len(requests)
         for idx in groups.values():
-            for i, resp in zip(idx, self._generate_group([requests[i] for i in idx])):
-                out[i] = resp
+            for chunk in self._token_budget_chunks(requests, idx):
+                for i, resp in zip(chunk, self._generate_group([requests[i] for i in chunk])):
+                    out[i] = resp
         return out  # type: ignore[return-value]
+
+    def _token_budget_chunks(self, requests: list[Request], idx: list[int]) -> list[list[int]]:
+        """Similar-length requests together, each chunk's padded size (rows × longest prompt, estimated at
+        4 characters a token) within ``token_budget``: long prompts (measured-pattern tables) then run in
+        smaller batches, which keeps peak memory down, and short ones are not padded to the longest."""
+        length = {i: sum(len(m.text) for m in requests[i].messages) // 4 + requests[i].sampling.max_new_tokens
+                  for i in idx}
+        chunks: list[list[int]] = []
+        for i in sorted(idx, key=lambda k: length[k]):
+            if chunks and (len(chunks[-1]) + 1) * length[i] <= self.token_budget:
+                chunks[-1].append(i)
+            else:
+                chunks.append([i])
+        return chunks
 
     def _encode(self, requests: list[Request]) -> Any:
         if self._processor is not None:

@@ -26,8 +26,9 @@ EXAMPLE = REPO / "examples" / "matpcr-example-oracle"
 
 def test_hooks_are_documented_with_exact_signatures() -> None:
     doc = (REPO / "docs" / "plugins.md").read_text()
-    assert HOOKS == ["register_backends", "register_checkers", "register_commands", "register_interventions",
-                     "register_oracles", "register_report_sections", "register_scorers", "register_tasks"]
+    assert HOOKS == ["register_backends", "register_checkers", "register_commands", "register_data_sets",
+                     "register_interventions", "register_oracles", "register_report_sections", "register_scorers",
+                     "register_tasks"]
     for name in HOOKS:
         params = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
         assert f"### {name}({params})" in doc, f"docs/plugins.md lacks the heading '### {name}({params})'"

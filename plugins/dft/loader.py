@@ -12,6 +12,7 @@ from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
+from matpcr_plugins.datasources.locate import data_root
 from matpcr_plugins.dft.store import Material, ReferenceStore, import_staged
 from matpcr_plugins.dft.thresholds import NEAR_HULL_EV
 
@@ -39,8 +40,11 @@ class MaterialsLoader(TaskLoader):
             raise DataError(f"task {config.task}: loader_args.property must be one of {', '.join(QUESTIONS)}")
         store = ReferenceStore(args.get("store"))
         try:
-            if data_dir is not None and args.get("auto_import", True) and not store.sources():
-                import_staged(store, data_dir)
+            root = data_root(data_dir, self.data_sets)  # no data directory: the user's, else the embedded set
+            # each data root is imported once, and again when its sets change (a later `matpcr data pull`)
+            if root is not None and args.get("auto_import", True) and not store.imported(root):
+                import_staged(store, root)
+                store.mark_imported(root)
             if not store.sources():
                 raise DataError(f"the reference store {store.path} is empty: run `matpcr refs import --data-dir DIR` "
                                 "or pass --data-dir so the staged sets are imported")

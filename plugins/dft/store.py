@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 import csv
+import hashlib
 import json
 import os
 import sqlite3
@@ -43,6 +44,11 @@ CREATE TABLE IF NOT EXISTS materials (
     PRIMARY KEY (material_id, source)
 );
 CREATE INDEX IF NOT EXISTS materials_id ON materials (material_id);
+CREATE TABLE IF NOT EXISTS imports (
+    root TEXT PRIMARY KEY,
+    fingerprint TEXT,
+    at TEXT
+);
 """
 FIELDS = ("material_id", "source", "source_version", "retrieved", "formula", "reduced_formula", "nsites",
           "space_group", "structure", "e_above_hull", "is_stable", "band_gap", "total_magnetization", "provenance")
@@ -132,6 +138,16 @@ class ReferenceStore:
     def ids(self, source: str) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT material_id FROM materials WHERE source = ?", (source,))}
 
+    def imported(self, root: Path) -> bool:
+        """Whether the staged sets under ``root`` (as they are now) were imported already."""
+        row = self.conn.execute("SELECT fingerprint FROM imports WHERE root = ?", (str(root),)).fetchone()
+        return row is not None and row[0] == _root_fingerprint(root)
+
+    def mark_imported(self, root: Path) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO imports VALUES (?, ?, ?)",
+                              (str(root), _root_fingerprint(root), time.strftime("%Y-%m-%dT%H:%M:%S")))
+
     def sources(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT source, COUNT(*) FROM materials GROUP BY source ORDER BY source"))
 
@@ -181,6 +197,18 @@ def _structure_cif(structure_dict: dict[str, Any]) -> str | None:
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+def _root_fingerprint(root: Path) -> str:
+    """Names, sizes and times of the files under ``root`` that hold DFT sets: changes when a set is pulled."""
+    parts = []
+    for path in sorted(Path(root).glob("*/*")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.relative_to(root)}:{stat.st_size}:{int(stat.st_mtime)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] if parts else ""
 
 
 def import_staged(store: ReferenceStore, data_dir: Path, only: list[str] | None = None) -> dict[str, int]:

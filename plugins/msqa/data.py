@@ -19,6 +19,7 @@ from matpcr.errors import DataError
 from matpcr.protocols import TaskLoader
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
+from matpcr_plugins.datasources.locate import optional_dir
 
 log = logging.getLogger("matpcr.msqa")
 
@@ -50,7 +51,7 @@ def read_msqa(spec: str | Path) -> list[dict[str, Any]]:
         path = Path(spec)
         files = sorted(path.glob("*.json")) if path.is_dir() else [path]
         if not files or not all(f.exists() for f in files):
-            raise DataError(f"MSQA: {path} not found; pass the folder or MSQA_Dataset.json (see `matpcr data ls`)")
+            raise DataError(f"MSQA: {path} not found; run `matpcr data pull msqa`, or pass the folder or MSQA_Dataset.json (see `matpcr data ls`)")
         rows = []
         for f in files:
             try:
@@ -82,7 +83,7 @@ class MSQALoader(TaskLoader):
         kind = args.get("kind", "binary")
         if kind not in NEEDS:
             raise DataError(f"task {config.task}: loader_args.kind must be binary or long")
-        spec = args.get("path") or (data_dir / "msqa" if data_dir else None)
+        spec = args.get("path") or (data_dir / "msqa" if data_dir else optional_dir(None, "msqa"))
         if spec is None:
             raise DataError(f"task {config.task} needs the MSQA data: --data-dir DIR (holding msqa/) or loader_args.path")
         rows = read_msqa(spec)

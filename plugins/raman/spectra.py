@@ -11,7 +11,8 @@ from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item
 from matpcr.tasks import TaskConfig
-from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy, require_dir
+from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy
+from matpcr_plugins.datasources.locate import dataset_dir
 
 QUESTION = "At which Raman shifts (in cm⁻¹) are the main bands of this spectrum?"
 #: header fields that identify the sample; never shown to models (the contamination check looks for them)
@@ -48,7 +49,7 @@ class SpectrumLoader(TaskLoader):
     data_sets = ("raman_rruff",)
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
-        folder = require_dir(data_dir, "raman_rruff", f"task {config.task}")
+        folder = dataset_dir(data_dir, "raman_rruff", f"task {config.task}")
         items = []
         for n, row in enumerate(read_csv(folder / "index.csv"), start=2):
             path = confine(folder / "spectra", row["file"], folder / "index.csv", n)

@@ -18,6 +18,7 @@ from matpcr.records import Item, file_sha256
 from matpcr.tasks import TaskConfig
 from matpcr.errors import DataError
 from matpcr_plugins.datafiles import confine, read_csv, render_dir, require_dir
+from matpcr_plugins.datasources.locate import dataset_dir
 
 IMAGE_QUESTION = ("The image is a scanning electron micrograph of {sample} particles. What is the typical diameter "
                   "of the particles? Use the scale bar.")
@@ -72,15 +73,16 @@ class MicrographLoader(TaskLoader):
     data_sets = ("sem_bam_tio2",)
 
     def load(self, config: TaskConfig, data_dir: Path | None) -> list[Item]:
-        folder = require_dir(data_dir, "sem_bam_tio2", f"task {config.task}")
+        folder = dataset_dir(data_dir, "sem_bam_tio2", f"task {config.task}")
         items = []
         for n, row in enumerate(read_csv(folder / "metadata.csv"), 2):
             path = confine(folder / "images", row["file"], folder / "metadata.csv", n)
             items.append(Item(id=Path(row["file"]).stem, task=config.task, constraint=config.constraint,
                               modality=config.modality, text="", reference={"file": str(path)},
                               source_id=Path(row["file"]).stem,
-                              meta={"dataset": "BAM TiO2 SEM (BAMresearch/automatic-sem-image-segmentation)",
-                                    "licence": "CC BY-NC-ND 4.0", "file": str(path), "sample": "TiO2",
+                              meta={"dataset": row.get("dataset") or "BAM TiO2 SEM (BAMresearch/automatic-sem-image-segmentation)",
+                                    "licence": row.get("licence") or "CC BY-NC-ND 4.0", "file": str(path),
+                                    "sample": row.get("sample") or "TiO2",
                                     "sidecar": {k: row.get(k, "") for k in SIDECAR_FIELDS}}))
         return items
 

@@ -12,7 +12,8 @@ from matpcr.protocols import TaskLoader
 from matpcr.errors import DataError
 from matpcr.records import Item, file_sha256
 from matpcr.tasks import TaskConfig
-from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy, require_dir
+from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy
+from matpcr_plugins.datasources.locate import dataset_dir, optional_dir
 
 QUESTION = ("Under Cu Kα radiation (λ = 1.5418 Å), at which 2θ angles (in degrees) do the three strongest "
             "X-ray powder diffraction reflections of {phase} appear?")
@@ -85,9 +86,9 @@ class StructureLoader(TaskLoader):
                     items.append(self._item(config, "pymatgen", path, path.stem, "pymatgen bundled structures", "MIT"))
                 continue
             if source == "mp40":  # DFT-relaxed MP structures (CIF text inside the staged CSV)
-                if data_dir is None:
+                folder = optional_dir(data_dir, "mp40_chemeleon", f"task {config.task}")
+                if folder is None:
                     continue
-                folder = require_dir(data_dir, "mp40_chemeleon", f"task {config.task}")
                 from pymatgen.core import Composition
 
                 for row in read_csv(folder / "mp40_union.csv"):
@@ -103,10 +104,10 @@ class StructureLoader(TaskLoader):
             if source not in self.SOURCES:
                 raise DataError(f"task {config.task}: unknown structure source {source!r} "
                                 f"(known: pymatgen, mp40, {', '.join(self.SOURCES)})")
-            if data_dir is None:
-                continue  # without a data directory only pymatgen's bundled structures are available
             sub, pattern, dataset, licence = self.SOURCES[source]
-            folder = require_dir(data_dir, sub, f"task {config.task}")
+            folder = optional_dir(data_dir, sub, f"task {config.task}")
+            if folder is None:
+                continue  # no data directory: the user's (`matpcr data pull`), else the embedded set, may lack it
             skip = set()
             index = folder / "index.csv"
             if index.exists():
@@ -172,7 +173,7 @@ class PatternLoader(TaskLoader):
         items: list[Item] = []
         for source in sources:
             if source == "dara":
-                folder = require_dir(data_dir, "xrd_dara_precursor_mixtures", f"task {config.task}")
+                folder = dataset_dir(data_dir, "xrd_dara_precursor_mixtures", f"task {config.task}")
                 for n, row in enumerate(read_csv(folder / "index.csv"), 2):
                     phases = row["phases"].split(";")
                     path = confine(folder, row["file"], folder / "index.csv", n)
@@ -180,14 +181,14 @@ class PatternLoader(TaskLoader):
                                             float(row["kalpha1_A"]), "DARA precursor mixtures (jrneilson/dara)", "MIT",
                                             source_id="dara:" + row["file"].split("--")[0]))
             elif source == "autoanalyzer":
-                folder = require_dir(data_dir, "xrd_autoanalyzer_limntiof", f"task {config.task}")
+                folder = dataset_dir(data_dir, "xrd_autoanalyzer_limntiof", f"task {config.task}")
                 for n, row in enumerate(read_csv(folder / "spectra_index.csv"), 2):
                     phases = row["labelled_phases"].split(";")
                     path = confine(folder, row["file"], folder / "spectra_index.csv", n)
                     items.append(self._item(config, "autoanalyzer", path, self._mixture(phases), 1.5406,
                                             "XRD-AutoAnalyzer example spectra", "MIT"))
             elif source == "thinfilm":
-                folder = require_dir(data_dir, "xrd_autoxrd_thinfilm", f"task {config.task}")
+                folder = dataset_dir(data_dir, "xrd_autoxrd_thinfilm", f"task {config.task}")
                 for n, row in enumerate(read_csv(folder / "index.csv"), 2):
                     path = confine(folder / "patterns", row["file"], folder / "index.csv", n)
                     if float(row["two_theta_max_deg"]) - float(row["two_theta_min_deg"]) < 10:
