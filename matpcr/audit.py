@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 import itertools
 import logging
 import math
@@ -37,7 +38,7 @@ import numpy as np
 from matpcr import stats
 from matpcr.errors import MatpcrError
 from matpcr.records import Claim
-from matpcr.rundir import RunDir
+from matpcr.rundir import RunDir, write_atomic
 from matpcr.scoring import run_oracles
 
 log = logging.getLogger("matpcr.audit")
@@ -202,32 +203,16 @@ def read_labels(path: str | Path) -> dict[str, dict[str, str]]:
 
 
 def _write_csv_atomic(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
-    """Write the whole file to a temporary sibling, flush it to disk, then ``os.replace`` it over ``path``:
-    a reader (or a crash) sees the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    """The whole sheet written atomically (``rundir.write_atomic``): a crash leaves the old file or the new one."""
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
     try:
-        with open(tmp, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        write_atomic(path, buffer.getvalue().encode("utf-8"))
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         raise MatpcrError(f"could not save labels to {path} ({exc.strerror or exc}); the labels saved before "
                           "this one are intact") from None
-    try:  # make the rename itself durable
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
 
 
 def save_label(path: str | Path, case: dict[str, Any], judgement: str, notes: str = "",

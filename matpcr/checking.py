@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from matpcr.plugins import get_manager
-from matpcr.records import Item, Verdict, item_status
+from matpcr.records import Item, item_status
+from matpcr.scoring import judge_claims
 
 
 def make_oracle(name: str, params: dict[str, Any] | None = None) -> Any:
@@ -51,16 +52,10 @@ def check_prepared(oracle: Any, name: str, label: Any, ref: dict[str, Any], prep
     except Exception as exc:
         return {**result, "status": "error", "error": f"claim reader failed: {type(exc).__name__}: {exc}",
                 "claims": [], "rejected": [], "notes": []}
-    rows, verdicts = [], []
-    for claim in extraction.claims:
-        try:
-            verdict = oracle.check(claim, prepared)
-            accurate = oracle.accurate(claim, prepared)
-        except Exception as exc:
-            verdict, accurate = Verdict("error", f"oracle failed: {type(exc).__name__}: {exc}"), None
-        verdicts.append(verdict)
-        rows.append({**dataclasses.asdict(claim), "verdict": dataclasses.asdict(verdict), "accurate": accurate})
-    return {**result, "status": item_status(verdicts), "claims": rows,
+    judged = judge_claims(oracle, extraction.claims, prepared)
+    rows = [{**dataclasses.asdict(claim), "verdict": dataclasses.asdict(verdict), "accurate": accurate}
+            for claim, (verdict, accurate) in zip(extraction.claims, judged)]
+    return {**result, "status": item_status([v for v, _ in judged]), "claims": rows,
             "rejected": [dataclasses.asdict(c) for c in extraction.rejected], "notes": list(extraction.notes)}
 
 

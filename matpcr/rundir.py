@@ -131,6 +131,34 @@ def read_json(path: Path, what: str = "") -> Any:
         raise MatpcrError(f"{path}: truncated or corrupt JSON ({detail}); {what or 'restore or remove the file'}") from None
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary sibling, flush it to disk and ``os.replace`` it over ``path``: a reader
+    (or a crash) sees the old file or the new one, never half of one. An OSError leaves no temporary file."""
+    import threading
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each complete line; a torn final line (no newline) is skipped."""
     if not path.exists():
@@ -322,15 +350,9 @@ class RunDir:
         self._write_atomic(self.results_path, dumps(results, indent=2), "results.json")
 
     def _write_atomic(self, path: Path, text: str, what: str) -> None:
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(text.encode("utf-8"))
-            os.replace(tmp, path)
+            write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
             saved = "records in samples.jsonl are saved; " if self.samples_path.exists() else ""
             raise MatpcrError(f"could not write {what} in {self.path} ({exc.strerror or exc}); {saved}"
                               f"fix that (free disk space?) and run `matpcr run --resume {self.path}`") from None

@@ -13,7 +13,7 @@ from typing import Any
 
 from matpcr.errors import MatpcrError
 from matpcr.protocols import Checker, Metric, Oracle, Scorer
-from matpcr.records import Item, Record, Verdict, item_status
+from matpcr.records import Claim, Item, Record, Verdict, item_status
 
 
 @dataclass
@@ -141,6 +141,17 @@ def score_with_scorer(record: Record, scorer: Scorer, item: Item) -> Record:
     return record
 
 
+def judge_claims(oracle: Oracle, claims: list[Claim], reference: Any) -> list[tuple[Verdict, bool | None]]:
+    """Each claim's verdict and accuracy; an oracle exception is that claim's ``error`` verdict."""
+    out: list[tuple[Verdict, bool | None]] = []
+    for claim in claims:
+        try:
+            out.append((oracle.check(claim, reference), oracle.accurate(claim, reference)))
+        except Exception as exc:
+            out.append((Verdict("error", f"oracle failed: {type(exc).__name__}: {exc}"), None))
+    return out
+
+
 def score_with_oracle(record: Record, oracle: Oracle, item: Item) -> Record:
     """Fill claims, verdicts, rejected numbers, status and accuracy of ``record`` in place."""
     record.claims, record.verdicts, record.rejected, record.notes, record.accurate = [], [], [], [], None
@@ -161,17 +172,9 @@ def score_with_oracle(record: Record, oracle: Oracle, item: Item) -> Record:
         record.status = "error"
         record.meta["scoring_error"] = f"claim reader failed: {type(exc).__name__}: {exc}"
         return record
-    verdicts: list[Verdict] = []
-    accuracies: list[bool] = []
-    for claim in extraction.claims:
-        try:
-            verdict = oracle.check(claim, reference)
-            acc = oracle.accurate(claim, reference)
-        except Exception as exc:
-            verdict, acc = Verdict("error", f"oracle failed: {type(exc).__name__}: {exc}"), None
-        verdicts.append(verdict)
-        if acc is not None and verdict.status in ("consistent", "violated"):
-            accuracies.append(bool(acc))
+    judged = judge_claims(oracle, extraction.claims, reference)
+    verdicts = [v for v, _ in judged]
+    accuracies = [bool(a) for v, a in judged if a is not None and v.status in ("consistent", "violated")]
     record.claims = [dataclasses.asdict(c) for c in extraction.claims]
     record.verdicts = [dataclasses.asdict(v) for v in verdicts]
     record.rejected = [dataclasses.asdict(c) for c in extraction.rejected]

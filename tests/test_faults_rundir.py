@@ -141,7 +141,9 @@ def test_disk_full_is_a_clear_error_that_keeps_what_was_saved(tmp_path: Path) ->
     message = str(info.value)
     assert "No space left on device" in message and f"matpcr run --resume {run.path}" in message
     writer.close()
-    tmp = run.path / f"results.json.{os.getpid()}.tmp"
+    import threading
+
+    tmp = run.path / f".results.json.{os.getpid()}.{threading.get_ident()}.tmp"  # rundir.write_atomic's temporary
     tmp.symlink_to("/dev/full")
     with pytest.raises(MatpcrError, match=r"could not write results.json .*No space left.*--resume"):
         run.write_results({"metrics": {}})
