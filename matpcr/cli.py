@@ -67,6 +67,9 @@ def _csv(value: str | None) -> list[str]:
 @click.option("--include-path", multiple=True, help="Extra folder of task YAML files.")
 @click.option("--cache", default="default", show_default=True, help="Response cache file, or 'none'.")
 @click.option("--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent requests for API backends.")
+@click.option("--gate", "gate_file", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="A gate report (`matpcr validate --output FILE`) whose recall and false-alarm figures bound the "
+                   "true PCR (Corollary 2) instead of the figures stored with each oracle.")
 @click.option("--shard", default=None, metavar="I/N", help="Run only part I of N of the work (items × seeds); "
               "combine the parts with `matpcr merge`.")
 @click.option("--no-progress", is_flag=True, help="No progress bar or summary on stderr.")
@@ -75,11 +78,16 @@ def _csv(value: str | None) -> list[str]:
 def run(ctx: click.Context, tasks: str, model: str, model_args: str | None, limit: int | None, seeds: int,
         batch_size: int, output_dir: str, resume: str | None, oracle_args: tuple[str, ...], intervention: str | None,
         intervention_args: str | None, checker: str | None, judge: str | None, judge_args: str | None, generation: str | None, data_dir: str | None, include_path: tuple[str, ...], cache: str,
-        max_connections: int | None, shard: str | None, no_progress: bool, as_json: bool) -> None:
+        max_connections: int | None, gate_file: str | None, shard: str | None, no_progress: bool,
+        as_json: bool) -> None:
     """Evaluate a model on tasks and write a run directory."""
     from matpcr.engine import evaluate
     from matpcr.spec import parse_kv, parse_oracle_args
 
+    if gate_file:  # read by each oracle when it is built (Oracle.load_gate_figures)
+        import os
+
+        os.environ["MATPCR_GATE_FILE"] = str(Path(gate_file).resolve())
     margs = parse_kv(model_args)
     if max_connections is not None:
         margs["max_connections"] = max_connections
@@ -177,16 +185,21 @@ def check(oracle: str, reference: str | None, chain: str | None, question: str, 
 
 @cli.command()
 @click.option("--oracles", default=None, help="Comma-separated oracle names (default: all).")
-@click.option("--rates", default="0.1,0.3,0.5", show_default=True, help="Planted violation rates.")
-@click.option("--per-reference", type=int, default=10, show_default=True, help="Planted claims per reference.")
-@click.option("--max-refs", type=int, default=None, help="Use at most this many references per oracle.")
+@click.option("--rates", default="0.1,0.3,0.5", show_default=True, help="Violation shares of the planted mixtures.")
+@click.option("--per-reference", type=int, default=2, show_default=True,
+              help="Chain templates each control is written through, per reference.")
+@click.option("--max-refs", type=int, default=60, show_default=True,
+              help="References per oracle and loader (a seeded random sample; 0: all).")
 @click.option("--data-dir", default=None, help="Data directory (default: $MATPCR_DATA_DIR).")
 @click.option("--oracle-args", multiple=True, help="ORACLE.param=value,...")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--output", default=None, help="Write the full report as JSON here.")
-def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int | None, data_dir: str | None,
-             oracle_args: tuple[str, ...], seed: int, output: str | None) -> None:
-    """The oracle validity gate: planted violations and consistent claims on real references."""
+@click.option("--no-sensitivity", is_flag=True, help="Skip the tolerance grid.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option("--output", default=None, help="Write the full report as JSON here (usable as `matpcr run --gate`).")
+def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int, data_dir: str | None,
+             oracle_args: tuple[str, ...], seed: int, no_sensitivity: bool, as_json: bool, output: str | None) -> None:
+    """The oracle validity gate: negative and positive controls built from real references, written through
+    chain templates and judged through reader and oracle (docs/oracles.md, "The validity gate")."""
     from matpcr.datadir import resolve_data_dir
     from matpcr.spec import parse_oracle_args
     from matpcr.table import format_table
@@ -198,20 +211,42 @@ def validate(oracles: str | None, rates: str, per_reference: int, max_refs: int 
         raise MatpcrError(f"--rates {rates!r}: expected comma-separated fractions such as 0.1,0.3,0.5") from None
     if not planted_rates or not all(0 < r < 1 for r in planted_rates):
         raise MatpcrError(f"--rates {rates!r}: each planted violation rate must lie strictly between 0 and 1")
-    report = run_gate(_csv(oracles) or None, planted_rates, per_reference,
-                      resolve_data_dir(data_dir), max_refs, seed, parse_oracle_args(oracle_args))
-    rows = []
-    for name, entry in report["oracles"].items():
-        for rate, r in entry["by_rate"].items():
-            rows.append([name, str(entry["n_references"]), rate, str(r["n"]), f"{r['fn_rate']:.4f}", f"{r['fp_rate']:.4f}",
-                         str(r["unparsed"])])
-    click.echo(format_table(rows, ["oracle", "references", "rate", "claims", "FN rate", "FP rate", "unparsed"]))
-    click.echo("")
-    rows = [[name, setting, f"{r['fn_rate']:.4f}", f"{r['fp_rate']:.4f}"]
-            for name, entry in report["oracles"].items() for setting, r in entry["sensitivity"].items()]
-    click.echo(format_table(rows, ["oracle", "tolerance", "FN rate", "FP rate"]))
+    if per_reference < 1:
+        raise MatpcrError("--per-reference must be at least 1")
+    report = run_gate(_csv(oracles) or None, planted_rates, per_reference, resolve_data_dir(data_dir),
+                      max_refs or None, seed, parse_oracle_args(oracle_args), sensitivity=not no_sensitivity)
     if output:
         Path(output).write_text(json.dumps(report, indent=2, default=str))
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+        return
+    rows = []
+    for name, fam in report["families"].items():
+        for control, c in fam["controls"].items():
+            rate = "-" if c["rate"] is None else f"{c['rate']:.3f}"
+            rows.append([name, control, c["kind"], str(c["n"]), rate, f"[{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]",
+                         str(c["unparsed"])])
+    click.echo(format_table(rows, ["family", "control", "kind", "n", "flagged", "95% CI (Clopper-Pearson)", "unparsed"]))
+    click.echo("")
+    rows = []
+    for name, fam in report["families"].items():
+        for rate, m in fam["mixtures"].items():
+            rows.append([name, rate, str(m["n"]), f"{m['true_pcr']:.3f}",
+                         "-" if m["measured_pcr"] is None else f"{m['measured_pcr']:.3f}",
+                         f"[{m.get('pcr_true_lo', float('nan')):.3f}, {m.get('pcr_true_hi', float('nan')):.3f}]"])
+    click.echo(format_table(rows, ["family", "violations", "chains", "true PCR", "measured PCR", "Corollary-2 PCR* range"]))
+    click.echo("")
+    rows = []
+    for name, fam in report["families"].items():
+        d = fam["power"]["distribution"]
+        rows.append([name, str(fam["n_references"]), f"{fam['recall'] or 0:.3f}", f"{fam['false_alarm'] or 0:.3f}",
+                     "-" if not d else f"{d['q50']:.3f}", "-" if not d else f"{d['q90']:.3f}"])
+    click.echo(format_table(rows, ["family", "references", "recall d", "false alarm f", "p_chance median", "p_chance q90"]))
+    rows = [[name, setting, f"{r['recall'] or 0:.3f}", f"{r['false_alarm'] or 0:.3f}"]
+            for name, fam in report["families"].items() for setting, r in fam["sensitivity"].items()]
+    if rows:
+        click.echo("")
+        click.echo(format_table(rows, ["family", "tolerance", "recall d", "false alarm f"]))
 
 
 @cli.command()
@@ -243,6 +278,22 @@ def audit_sample(run_dirs: tuple[str, ...], per_family: int, output_dir: str, se
 
     result = sample(list(run_dirs), output_dir, per_family, seed, force)
     click.echo(f"{result['cases']} cases {result['families']}: {result['html']} and {result['csv']}")
+
+
+@cli.command("contamination")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def contamination_cmd(run_dir: str, as_json: bool) -> None:
+    """Count chains that state source metadata never shown to the model (sample ids, localities)."""
+    from matpcr.contamination import contamination
+
+    result = contamination(run_dir)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo(f"{result['contaminated']} of {result['records_checked']} checked records state hidden source metadata")
+    for hit in result["hits"][:20]:
+        click.echo(f"  {hit['record_key']}: {hit['field']} = {hit['value']}")
 
 
 @cli.group("data")
@@ -302,6 +353,11 @@ def data_pull(names: tuple[str, ...], pull_all: bool, data_dir: str | None, base
         names = tuple(known)
     if not names:
         raise click.UsageError(f"name the data sets to pull, or pass --all (known: {', '.join(sorted(known))})")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        from matpcr.errors import UnknownNameError
+
+        raise UnknownNameError("data set", unknown[0], known)
     target = pull_dir(data_dir)
     click.echo(f"pulling {len(names)} data set(s) into {target}", err=True)
     results = pull(names, target, base_url=base_url, progress=not no_progress, datasets=known)

@@ -29,6 +29,22 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class Control:
+    """One validity-gate control (docs/oracles.md, "The validity gate"): claims a model might write about
+    one reference, built independently of the oracle's prepared reference. ``kind`` is ``negative`` (a
+    real mistake: the gate counts it caught when the item is judged violated) or ``positive`` (an honest
+    answer: flagging it is a false alarm). ``values`` are the claimed numbers (in ``unit``, as a model
+    would write it: "°", "cm⁻¹", "µm") or class words ("metastable"); the gate writes them into chains
+    through the oracle's ``chain_templates``."""
+
+    name: str
+    kind: Literal["negative", "positive"]
+    values: list[Any]
+    unit: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Capabilities:
     images: bool = False
     max_images: int = 0
@@ -48,24 +64,35 @@ class Backend(Protocol):
 class Metric:
     """A metric a plugin declares (in the spirit of inspect_ai's ``@scorer(metrics=...)`` and lm-eval's
     ``metric_list``). ``aggregation``: ``mean`` of ``record.scores[name].value`` over records that have a
-    value, or ``pcr`` / ``claim_rate`` / ``accuracy`` (the oracle verdict aggregates). ``interval``:
-    ``bootstrap`` (percentile, resampling sources) or ``none``."""
+    value, or ``pcr`` / ``claim_rate`` / ``accuracy`` (the oracle verdict aggregates), ``claim_pcr``
+    (consistent / checked claims), ``first_claim_pcr`` (the first checked claim only, the paper's
+    single-claim PCR), ``chance`` (the distribution of ``verdict.details["p_chance"]``),
+    ``chance_corrected_pcr`` ((PCR − p̄)/(1 − p̄), docs/statistics.md), ``corollary2`` (the PCR* range the
+    gate's d̂/f̂ in ``params`` allow), ``balanced_accuracy`` (from ``details["true_class"]`` and
+    ``details["claimed_class"]``) or ``detail_mean`` (the mean of ``details[name]`` over checked claims
+    that carry it, e.g. an accuracy-style rank criterion). ``interval``: ``bootstrap`` (percentile,
+    resampling sources) or ``none``."""
 
     name: str
-    aggregation: Literal["mean", "pcr", "claim_rate", "accuracy"] = "mean"
+    aggregation: Literal["mean", "pcr", "claim_rate", "accuracy", "claim_pcr", "first_claim_pcr", "chance",
+                         "chance_corrected_pcr", "corollary2", "balanced_accuracy", "detail_mean"] = "mean"
     higher_is_better: bool = True
     interval: Literal["bootstrap", "none"] = "bootstrap"
     description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "aggregation": self.aggregation, "higher_is_better": self.higher_is_better,
-                "interval": self.interval, "description": self.description}
+        out = {"name": self.name, "aggregation": self.aggregation, "higher_is_better": self.higher_is_better,
+               "interval": self.interval, "description": self.description}
+        if self.params:
+            out["params"] = dict(self.params)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Metric":
         """A metric as results.json stores it (``judged_by[TASK].metrics``)."""
-        return cls(**{k: data[k] for k in ("name", "aggregation", "higher_is_better", "interval", "description")
-                      if k in data})
+        return cls(**{k: data[k] for k in ("name", "aggregation", "higher_is_better", "interval", "description",
+                                           "params") if k in data})
 
 
 class TaskLoader:
@@ -123,7 +150,19 @@ class Oracle:
         Metric("claim_violation_rate", "claim_rate", higher_is_better=False,
                description="violated claims / checked claims"),
         Metric("accuracy", "accuracy", description="non-circular accuracy where the oracle has a criterion"),
+        Metric("claim_pcr", "claim_pcr", description="consistent claims / checked claims"),
+        Metric("first_claim_pcr", "first_claim_pcr", description="PCR on each item's first checked claim only "
+               "(the paper's single-claim PCR)"),
+        Metric("p_chance", "chance", higher_is_better=False, interval="none",
+               description="chance-pass probability of the checked claims (oracle power; lower is stronger)"),
+        Metric("pcr_chance_corrected", "chance_corrected_pcr",
+               description="(PCR − p̄)/(1 − p̄), p̄ the mean over checkable items of the chance that uniformly "
+                           "random claims in place of the item's claims all pass"),
     )
+    #: the validity gate's pooled recall d̂ and false alarm f̂ for this oracle (``matpcr validate``), from
+    #: which results report the Corollary-2 range of the true PCR; set by a plugin from its last gate, or
+    #: per run from a gate report (``$MATPCR_GATE_FILE``, the JSON ``matpcr validate --output`` writes)
+    gate_figures: dict[str, Any] = {}
     #: prepared references kept per oracle instance (arrays worth keeping across seeds and rounds)
     prepared_cache_size: int = 20_000
 
@@ -137,6 +176,28 @@ class Oracle:
         #: each value coerced to its default's type; a non-number or a negative tolerance is a clear error
         self.params: dict[str, Any] = coerce_params(f"--oracle-args {self.name}", self.defaults, params)
         self._prepared: OrderedDict[str, Any] = OrderedDict()
+        figures = self.load_gate_figures()
+        if figures.get("recall") is not None and figures.get("false_alarm") is not None:
+            self.metrics = (*type(self).metrics, Metric(
+                "pcr_true_range", "corollary2", interval="none", params=figures,
+                description="Corollary 2: the true PCR lies in [PCR − (1 − d̂), PCR + f̂] for the gate's d̂, f̂"))
+
+    def load_gate_figures(self) -> dict[str, Any]:
+        """This oracle's gate figures: from the gate report named by ``$MATPCR_GATE_FILE`` when set (its
+        ``families[NAME]``), else the class's stored ``gate_figures``."""
+        import os
+
+        path = os.environ.get("MATPCR_GATE_FILE")
+        if path:
+            try:
+                report = json.loads(Path(path).read_text(encoding="utf-8"))
+                family = (report.get("families") or {}).get(self.name) or {}
+                if family.get("recall") is not None:
+                    return {k: family.get(k) for k in ("recall", "false_alarm", "n_negative", "n_positive",
+                                                        "references_sha")} | {"source": str(path)}
+            except (OSError, ValueError, AttributeError):
+                pass
+        return dict(self.gate_figures)
 
     def prepare(self, reference: dict[str, Any]) -> Any:
         """Turn a JSON reference into whatever ``check`` needs (arrays, peak lists); done once per item."""
@@ -174,6 +235,28 @@ class Oracle:
 
     def plant_violation(self, reference: Any, rng: np.random.Generator) -> Claim:
         raise NotImplementedError
+
+    # -- the validity gate (matpcr/validate.py) and oracle power ----------------------------------------
+    #: the controls this oracle's gate builds, ``{name: "negative" | "positive"}`` (empty: no gate)
+    control_names: dict[str, str] = {}
+
+    def controls(self, item: Item, pool: list[Item], rng: np.random.Generator) -> list[Control]:
+        """Negative and positive controls for one reference item, built from the raw reference (not from
+        ``prepare``); ``pool`` holds the other references (for "another phase" controls). Controls that
+        do not apply to this reference are left out."""
+        raise NotImplementedError(f"oracle {self.name!r} builds no validity-gate controls")
+
+    def chain_templates(self) -> list[Any]:
+        """Callables ``(values, unit, rng) -> str``, each with a ``name``, writing a chain that states
+        ``values`` the way a model would (free prose, lists, LaTeX, tables, distractor numbers...); empty:
+        the gate uses ``render_claim``'s canonical line only."""
+        return []
+
+    def chance(self, reference: Any) -> float | None:
+        """Oracle power: the probability that a uniformly random claim over this reference's plausible
+        range (instrument window, spectrum range, plausible values) is judged consistent; None where the
+        oracle defines none. ``check`` stores it as ``details["p_chance"]``."""
+        return None
 
     def plant_consistent(self, reference: Any, rng: np.random.Generator) -> Claim:
         raise NotImplementedError

@@ -79,8 +79,95 @@ def _mean_metric(records: list[Record], name: str, n_boot: int, seed: int) -> di
     return rate
 
 
+def _checked(r: Record) -> list[dict[str, Any]]:
+    return [v for v in r.verdicts if v.get("status") in ("consistent", "violated")]
+
+
+def item_chance(r: Record) -> float | None:
+    """π_i: the chance that uniformly random claims in place of the item's checked claims would all pass
+    (the product of their ``p_chance``); None when a checked claim carries none."""
+    ps = [(v.get("details") or {}).get("p_chance") for v in _checked(r)]
+    if not ps or any(p is None for p in ps):
+        return None
+    return float(np.prod([float(p) for p in ps]))
+
+
+def _extra_metric(records: list[Record], metric: Metric, n_boot: int, seed: int) -> dict[str, Any] | None:
+    """The verdict aggregates beyond PCR, claim rate and accuracy (``Metric.aggregation``)."""
+    kind = metric.aggregation
+    checked = [r for r in records if checkable(r)]
+    if kind == "claim_pcr":
+        ok = [sum(v["status"] == "consistent" for v in _checked(r)) for r in checked]
+        n = [len(_checked(r)) for r in checked]
+        return stats.violation_rate(ok, n, [r.source_id for r in checked], n_boot=n_boot, seed=seed).to_dict()
+    if kind == "first_claim_pcr":
+        firsts = [(_checked(r)[0]["status"] == "consistent", r.source_id) for r in checked if _checked(r)]
+        return stats.bootstrap_rate([float(a) for a, _ in firsts], [b for _, b in firsts], n_boot=n_boot,
+                                    seed=seed).to_dict()
+    if kind == "chance":
+        ps = np.array([float(v["details"]["p_chance"]) for r in checked for v in _checked(r)
+                       if (v.get("details") or {}).get("p_chance") is not None], float)
+        items = np.array([p for p in (item_chance(r) for r in checked) if p is not None], float)
+        low_power = sum(any((v.get("details") or {}).get("reason") == "low_power" for v in r.verdicts) for r in records)
+        if not ps.size:
+            return {"value": None, "n": 0, "abstained_low_power": low_power} if low_power else None
+        return {"value": float(ps.mean()), "n": int(ps.size),
+                **{f"q{int(q * 100)}": float(np.quantile(ps, q)) for q in (0.1, 0.25, 0.5, 0.75, 0.9)},
+                "item_mean": float(items.mean()) if items.size else None, "n_items": int(items.size),
+                "share_over_0.3": float(np.mean(ps > 0.3)),
+                # records excluded as low-power references (e.g. --oracle-args xrd.max_chance=0.3): they abstain
+                "abstained_low_power": low_power}
+    if kind == "chance_corrected_pcr":
+        rows = [(float(r.status == "consistent"), p, r.source_id) for r in checked
+                for p in [item_chance(r)] if p is not None and p < 1.0]
+        if not rows:
+            return None
+        out = stats.chance_corrected_pcr([a for a, _, _ in rows], [b for _, b, _ in rows], [c for _, _, c in rows],
+                                         n_boot=n_boot, seed=seed).to_dict()
+        out.update({"n_items": len(rows), "p_bar": float(np.mean([b for _, b, _ in rows])),
+                    "pcr": float(np.mean([a for a, _, _ in rows]))})
+        return out
+    if kind == "corollary2":
+        params = metric.params or {}
+        rate = stats.pcr([r.status for r in records], [r.source_id for r in records], n_boot=200, seed=seed)
+        if rate.value is None or params.get("recall") is None or params.get("false_alarm") is None:
+            return None
+        return {**stats.corollary2_bounds(rate.value, float(params["recall"]), float(params["false_alarm"])),
+                "pcr": rate.value, "gate": dict(params)}
+    if kind == "balanced_accuracy":
+        pairs = []
+        for r in checked:
+            for v in _checked(r):
+                d = v.get("details") or {}
+                if d.get("true_class") is not None and d.get("claimed_class") is not None:
+                    pairs.append((str(d["true_class"]), str(d["claimed_class"])))
+                    break
+        if not pairs:
+            return None
+        classes = sorted({t for t, _ in pairs} | {c for _, c in pairs})
+        per = {c: {"n": sum(t == c for t, _ in pairs), "correct": sum(t == c and p == c for t, p in pairs)}
+               for c in classes}
+        recalls = [v["correct"] / v["n"] for v in per.values() if v["n"]]
+        return {"value": float(np.mean(recalls)) if recalls else None, "n": len(pairs), "per_class": per,
+                "accuracy": sum(t == p for t, p in pairs) / len(pairs)}
+    if kind == "detail_mean":
+        vals, src = [], []
+        for r in checked:
+            flags = [(v.get("details") or {}).get(metric.name) for v in _checked(r)]
+            flags = [f for f in flags if f is not None]
+            if flags:
+                vals.append(float(np.mean([float(f) for f in flags])))
+                src.append(r.source_id)
+        if not vals:
+            return None
+        return stats.bootstrap_rate(vals, src, n_boot=n_boot, seed=seed).to_dict()
+    return None
+
+
 def _oracle_metric(records: list[Record], metric: Metric, n_boot: int, seed: int) -> dict[str, Any] | None:
     sources = [r.source_id for r in records]
+    if metric.aggregation not in ("pcr", "claim_rate", "accuracy"):
+        return _extra_metric(records, metric, n_boot, seed)
     if metric.aggregation == "pcr":
         return stats.pcr([r.status for r in records], sources, n_boot=n_boot, seed=seed).to_dict()
     if metric.aggregation == "claim_rate":
@@ -145,6 +232,17 @@ def paired_rounds(records: list[Record], n_boot: int, seed: int) -> dict[str, An
         src = [a.source_id for a, _ in before_ok]
         cell["pcr_after_with_withdrawn"] = stats.bootstrap_rate(
             [float(b.status == "consistent") for _, b in before_ok], src, n_boot=n_boot, seed=seed).to_dict()
+        # accuracy where the oracle has a criterion: before, after, and after with withdrawn answers counted
+        # as not accurate (an answer that says nothing checkable is not a correct one)
+        graded = [(a, b) for a, b in before_ok if a.accurate is not None]
+        if graded:
+            gsrc = [a.source_id for a, _ in graded]
+            cell["accuracy_before"] = stats.bootstrap_rate([float(bool(a.accurate)) for a, _ in graded], gsrc,
+                                                           n_boot=n_boot, seed=seed).to_dict()
+            cell["accuracy_after_with_withdrawn"] = stats.bootstrap_rate(
+                [float(bool(b.accurate) and checkable(b)) for _, b in graded], gsrc, n_boot=n_boot, seed=seed).to_dict()
+        cell["withdrawn_share"] = len(withdrawn) / len(before_ok)
+        cell["claims_withdrawn"] = int(sum(max(0, len(a.claims) - len(b.claims)) for a, b in before_ok))
     if pairs:
         before = [a.status == "consistent" for a, _ in pairs]
         after = [b.status == "consistent" for _, b in pairs]
@@ -193,10 +291,13 @@ def aggregate(records: list[Record], declared: dict[str, list[Metric]] | None = 
 
     def metrics_of(recs: list[Record]) -> list[Metric]:
         union: dict[str, Metric] = {}
+        mixed: set[str] = set()
         for task in sorted({r.task for r in recs}):
             for m in declared.get(task, ORACLE_METRICS):
+                if m.name in union and m.params != union[m.name].params:
+                    mixed.add(m.name)  # e.g. Corollary 2 with two oracles' gate figures: not one figure
                 union.setdefault(m.name, m)
-        return list(union.values()) or list(ORACLE_METRICS)
+        return [m for n, m in union.items() if n not in mixed] or list(ORACLE_METRICS)
 
     out: dict[str, Any] = {"overall": summarize(first, metrics_of(first), n_boot, seed)}
     for group, parts in by.items():
@@ -298,6 +399,16 @@ def print_summary(results: dict[str, Any], file: TextIO = sys.stdout) -> None:
               file=file)
     for task, why in (results.get("skipped_tasks") or {}).items():
         print(f"skipped {task}: {why}", file=file)
+    for task, m in results["metrics"]["tasks"].items():
+        kappa, bounds = m.get("pcr_chance_corrected"), m.get("pcr_true_range")
+        parts = []
+        if kappa and kappa.get("value") is not None:
+            parts.append(f"chance-corrected PCR {_fmt_rate(kappa)} (p̄ = {kappa.get('p_bar', 0):.3f})")
+        if bounds and bounds.get("pcr_true_low") is not None:
+            parts.append(f"true PCR within [{bounds['pcr_true_low']:.3f}, {bounds['pcr_true_high']:.3f}] "
+                         f"(Corollary 2, gate d̂ = {bounds['gate']['recall']:.3f}, f̂ = {bounds['gate']['false_alarm']:.3f})")
+        if parts:
+            print(f"{task}: " + "; ".join(parts), file=file)
     errors = results["metrics"]["overall"].get("errors") or []
     if errors:
         print(f"{results['metrics']['overall']['status_counts'].get('error', 0)} record(s) could not be judged "

@@ -48,6 +48,14 @@ class GroupMetrics(_Open):
     claim_violation_rate: Rate | None = None
     accuracy: Rate | None = None
     accuracy_vs_consistency: dict[str, Any] | None = None
+    claim_pcr: Rate | None = Field(None, description="consistent claims / checked claims")
+    first_claim_pcr: Rate | None = Field(None, description="PCR on each item's first checked claim (single-claim PCR)")
+    p_chance: dict[str, Any] | None = Field(None, description="distribution of the checked claims' chance-pass "
+                                            "probability (oracle power); item_mean is p̄")
+    pcr_chance_corrected: Rate | None = Field(None, description="(PCR − p̄)/(1 − p̄), docs/statistics.md")
+    pcr_true_range: dict[str, Any] | None = Field(None, description="Corollary 2: the true-PCR range the validity "
+                                                  "gate's d̂, f̂ (in gate) allow")
+    balanced_accuracy: dict[str, Any] | None = Field(None, description="mean per-class recall, with per-class counts")
     scores: dict[str, Rate] = Field(default_factory=dict)
     scores_by_group: dict[str, dict[str, Rate]] = Field(default_factory=dict)
     generation_errors: int = 0
@@ -68,6 +76,7 @@ class MetricSpec(_Open):
     higher_is_better: bool
     interval: str
     description: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class Judgement(_Open):

@@ -169,3 +169,44 @@ def balanced_accuracy(y_true: Sequence[bool], y_pred: Sequence[bool]) -> float |
     p = np.asarray(y_pred, dtype=bool)
     recalls = [float((p[t == cls] == cls).mean()) for cls in (True, False) if (t == cls).any()]
     return float(np.mean(recalls)) if recalls else None
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Exact (beta) interval for k successes in n trials (statsmodels' ``method="beta"``); (0, 1) when n = 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=alpha, method="beta")
+    return (0.0 if np.isnan(lo) else float(lo), 1.0 if np.isnan(hi) else float(hi))
+
+
+def corollary2_bounds(pcr_value: float, recall: float, false_alarm: float) -> dict[str, float | None]:
+    """Proposition 1: PCR − PCR* = τ(1 − d̂) − (1 − τ)f̂ with τ = 1 − PCR*, hence (Corollary 2)
+    PCR* ∈ [PCR − (1 − d̂), PCR + f̂] (clipped to [0, 1]); solving 1 − PCR = τd̂ + (1 − τ)f̂ gives the point
+    PCR* = (PCR + d̂ − 1)/(d̂ − f̂) where d̂ > f̂ (clipped)."""
+    lo, hi = max(0.0, pcr_value - (1.0 - recall)), min(1.0, pcr_value + false_alarm)
+    point = None
+    if recall > false_alarm:
+        point = float(min(1.0, max(0.0, (pcr_value + recall - 1.0) / (recall - false_alarm))))
+    return {"pcr_true_low": lo, "pcr_true_high": hi, "pcr_true_point": point,
+            "bias_bound": oracle_bias_bound(recall, false_alarm)}
+
+
+def chance_corrected_pcr(passed: Sequence[float], chance: Sequence[float], sources: Sequence[Any] | None = None,
+                         **kw: Any) -> Rate:
+    """κ = (PCR − p̄)/(1 − p̄) over checkable items, with p̄ the mean of the items' chance-pass probabilities
+    π_i (docs/statistics.md): the ratio of sums Σ(s_i − π_i) / Σ(1 − π_i), bootstrapped over sources so PCR
+    and p̄ are resampled together. ``numerator``/``n`` of the returned Rate are rounded sums."""
+    s = np.asarray(passed, dtype=float)
+    p = np.asarray(chance, dtype=float)
+    return bootstrap_rate(s - p, sources, weights=1.0 - p, **kw)
+
+
+def balanced_accuracy_counts(y_true: Sequence[bool], y_pred: Sequence[bool]) -> dict[str, Any]:
+    """Balanced accuracy with the per-class counts it rests on."""
+    t = np.asarray(y_true, bool)
+    pr = np.asarray(y_pred, bool)
+    return {"value": balanced_accuracy(list(t), list(pr)), "n": int(t.size),
+            "positive": {"n": int(t.sum()), "correct": int((t & pr).sum())},
+            "negative": {"n": int((~t).sum()), "correct": int((~t & ~pr).sum())}}

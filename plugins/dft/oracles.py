@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from matpcr.errors import DataError
-from matpcr.protocols import Oracle
+from matpcr.protocols import Metric, Oracle
 from matpcr.records import Claim, Extraction, Item, Verdict
 from matpcr_plugins.dft import claims as parse
 
@@ -44,6 +44,41 @@ class _DFTOracle(Oracle):
         return Verdict("abstain", f"the reference for {reference.get('material_id', 'this material')} has no "
                        f"{self.field.replace('_', ' ')}, so the claim cannot be checked", {"reason": "missing_field"})
 
+    def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+        verdict = self._check(claim, reference)
+        chance = self.chance(reference)
+        if chance is not None:
+            verdict.details = {**(verdict.details or {}), "p_chance": round(chance, 4)}
+        return verdict
+
+    def _check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+        raise NotImplementedError
+
+    # -- validity gate and power (matpcr/validate.py) --------------------------------------------------------
+    def controls(self, item: Item, pool: list[Item], rng: np.random.Generator) -> list[Any]:
+        from matpcr_plugins.dft import controls
+
+        return getattr(controls, self.name)(self, item, rng)
+
+    def chain_templates(self) -> list[Any]:
+        from matpcr_plugins.dft.controls import phrasing
+        from matpcr_plugins.templates import bind
+
+        return bind(phrasing(self.name))
+
+    #: the classes a uniformly random class claim is drawn from (oracle power)
+    classes: tuple[str, ...] = ()
+
+    def chance(self, reference: dict[str, Any]) -> float | None:
+        """The probability that a class drawn uniformly from ``classes`` is judged consistent; None where the
+        reference has no value (or lies in an abstention band)."""
+        if not self.classes or self._value(reference) is None:
+            return None
+        passed = [self._check(Claim(self.name, c), reference).status for c in self.classes]
+        if any(p == "abstain" for p in passed):
+            return None
+        return sum(p == "consistent" for p in passed) / len(passed)
+
     def render_case(self, reference: dict[str, Any], claim: Claim, path: Path) -> Path | None:
         """Audit and viewer figure: the reference value on a number line against this oracle's thresholds,
         with the claim (a class as the region it asserts, a value as a mark); see the end of this file."""
@@ -59,6 +94,23 @@ class StabilityOracle(_DFTOracle):
     # eV/atom: the paper's near-hull threshold; a stated E_hull must agree with the computed one within
     # ehull_tolerance (the same 0.05 eV/atom resolution the paper's criterion works at)
     defaults = {"epsilon": 0.05, "ehull_tolerance": 0.05}
+    classes = ("stable", "metastable", "unstable")
+    metrics = (*_DFTOracle.metrics,
+               Metric("balanced_accuracy", "balanced_accuracy", description="class claims against Materials "
+                      "Project's is_stable label: mean of the per-class recalls (stable, unstable), with counts"))
+
+    def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+        verdict = super().check(claim, reference)
+        label = reference.get("is_stable")
+        if claim.kind == "stability" and label is not None:
+            verdict.details = {**(verdict.details or {}), "true_class": "stable" if label else "unstable",
+                               "claimed_class": "stable" if claim.value == "stable" else "unstable"}
+        return verdict
+    from matpcr_plugins.dft.controls import NAMES as _names
+    control_names = _names["stability"]
+    #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
+    gate_figures = {"recall": 0.9150, "false_alarm": 0.0000, "n_negative": 400, "n_positive": 360, "references_sha": "a622b8f6c81c",
+                    "source": "matpcr validate, default settings (seed 0), 2026-11-30"}
 
     def read(self, chain: str, item: Item | None = None) -> Extraction:
         """The committed class (stable / unstable / metastable) and any stated E_hull (plugins/dft/claims.py)."""
@@ -72,7 +124,7 @@ class StabilityOracle(_DFTOracle):
                 }.get(str(claim.value), "unstable; it decomposes")
         return f"Considering competing phases, the compound is {word}.\nAnswer: {claim.value}"
 
-    def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+    def _check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
         """The paper's operational near-hull criterion, with its own wording (docs/oracles.md, "Stability"):
         "stable" iff E_hull <= ε; "unstable" iff E_hull > ε; "metastable" (near-hull, potentially metastable)
         iff 0 < E_hull <= ε; a stated E_hull (eV/atom or eV/fu) must be >= 0 and within ``ehull_tolerance``."""
@@ -144,6 +196,12 @@ class MetallicityOracle(_DFTOracle):
     field = "band_gap"
     tolerance_param = "zero_gap_eV"
     defaults = {"zero_gap_eV": 0.05, "nonzero_gap_eV": 0.20}  # between the two: abstain, excluded from PCR
+    classes = ("metallic", "gapped")
+    from matpcr_plugins.dft.controls import NAMES as _names
+    control_names = _names["metallicity"]
+    #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
+    gate_figures = {"recall": 1.0000, "false_alarm": 0.0255, "n_negative": 286, "n_positive": 274, "references_sha": "48d5a482034e",
+                    "source": "matpcr validate, default settings (seed 0), 2026-11-30"}
 
     def read(self, chain: str, item: Item | None = None) -> Extraction:
         """The committed class (metallic / gapped) and any stated band gap; other energies are rejected."""
@@ -162,7 +220,7 @@ class MetallicityOracle(_DFTOracle):
             return "gapped"
         return None
 
-    def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+    def _check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
         gap = self._value(reference)
         if gap is None:
             return self._missing(reference)
@@ -201,6 +259,12 @@ class MagnetismOracle(_DFTOracle):
     field = "total_magnetization"
     tolerance_param = "zero_moment_muB_per_atom"
     defaults = {"zero_moment_muB_per_atom": 0.05, "magnitude_factor": 10.0}
+    classes = ("magnetic", "nonmagnetic")
+    from matpcr_plugins.dft.controls import NAMES as _names
+    control_names = _names["magnetism"]
+    #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
+    gate_figures = {"recall": 0.8750, "false_alarm": 0.1194, "n_negative": 288, "n_positive": 360, "references_sha": "59f4a1ab5458",
+                    "source": "matpcr validate, default settings (seed 0), 2026-11-30"}
 
     def read(self, chain: str, item: Item | None = None) -> Extraction:
         """The committed class (magnetic / nonmagnetic) and any stated net moment with its basis."""
@@ -234,7 +298,7 @@ class MagnetismOracle(_DFTOracle):
             raise DataError(f"the claim is per {element}, which is not in {reduced.reduced_formula}")
         return value * fraction  # moment per element atom times that element's share of atoms
 
-    def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+    def _check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
         total = self._value(reference)
         if total is None or not reference.get("nsites"):
             return self._missing(reference)

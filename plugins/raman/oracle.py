@@ -39,6 +39,7 @@ class PreparedSpectrum:
     prominences: np.ndarray  # in units of the dynamic range
     shift: np.ndarray
     intensity: np.ndarray
+    p_chance: float = float("nan")  # share of the measured range within the tolerance of a genuine peak
 
 
 def genuine_peaks(shift: np.ndarray, intensity: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +60,12 @@ class RamanOracle(Oracle):
         "tolerance_cm1": 5.0,         # paper default
         "accuracy_cm1": 2.0,          # non-circular accuracy
         "prominence_fraction": 0.03,  # of the dynamic range; justified above and in docs/oracles.md
+        "max_chance": 1.0,            # spectra a uniform random shift passes more often than this abstain
     }
+    from matpcr_plugins.raman.controls import NAMES as control_names
+    #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
+    gate_figures = {"recall": 0.9139, "false_alarm": 0.0000, "n_negative": 546, "n_positive": 238, "references_sha": "c968d4a74022",
+                    "source": "matpcr validate, default settings (seed 0), 2026-11-30"}
 
     def prepare(self, reference: dict[str, Any]) -> PreparedSpectrum:
         shift = np.asarray(reference.get("shift", []), dtype=float)
@@ -69,8 +75,25 @@ class RamanOracle(Oracle):
         if np.any(np.diff(shift) <= 0):
             raise DataError(f"spectrum {reference.get('name', '?')}: Raman shifts are not strictly increasing")
         peaks, prom = genuine_peaks(shift, intensity, self.params["prominence_fraction"])
-        return PreparedSpectrum(str(reference.get("name", "")), float(shift[0]), float(shift[-1]), peaks, prom,
-                                shift, intensity)
+        lo, hi = float(shift[0]), float(shift[-1])
+        grid = np.linspace(lo, hi, 20001)
+        chance = float(np.mean(nearest_distances(grid, peaks) <= self.params["tolerance_cm1"])) if peaks.size else 0.0
+        return PreparedSpectrum(str(reference.get("name", "")), lo, hi, peaks, prom, shift, intensity, chance)
+
+    # -- validity gate and power (matpcr/validate.py) --------------------------------------------------------
+    def controls(self, item: Item, pool: list[Item], rng: np.random.Generator) -> list[Any]:
+        from matpcr_plugins.raman.controls import build
+
+        return build(self, item, pool, rng)
+
+    def chain_templates(self) -> list[Any]:
+        from matpcr_plugins.raman.controls import phrasing
+        from matpcr_plugins.templates import bind
+
+        return bind(phrasing())
+
+    def chance(self, reference: PreparedSpectrum) -> float | None:
+        return reference.p_chance
 
     def read_reference(self, spec: str) -> dict[str, Any]:
         from matpcr_plugins.raman.spectra import read_spectrum
@@ -89,6 +112,15 @@ class RamanOracle(Oracle):
         return nearest_distance(x, peaks)
 
     def check(self, claim: Claim, reference: PreparedSpectrum) -> Verdict:
+        verdict = self._check(claim, reference)
+        verdict.details = {**(verdict.details or {}), "p_chance": round(reference.p_chance, 4)}
+        return verdict
+
+    def _check(self, claim: Claim, reference: PreparedSpectrum) -> Verdict:
+        if reference.p_chance > self.params["max_chance"]:
+            return Verdict("abstain", f"a random shift in this spectrum's range passes with probability "
+                           f"{reference.p_chance:.2f} > max_chance = {self.params['max_chance']:g}",
+                           {"reason": "low_power"})
         x = float(claim.value)
         tol = self.params["tolerance_cm1"]
         if not reference.lo - tol <= x <= reference.hi + tol:

@@ -41,6 +41,31 @@ class SEMOracle(Oracle):
     constraint = "microscopy"
     tolerance_param = "fov_margin"
     defaults = {"fov_margin": 1.0}  # a feature may be at most fov_margin × the field of view
+    from matpcr_plugins.sem.controls import NAMES as control_names
+    #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
+    gate_figures = {"recall": 0.7125, "false_alarm": 0.0000, "n_negative": 80, "n_positive": 80, "references_sha": "0a8b37d2d764",
+                    "source": "matpcr validate, default settings (seed 0), 2026-11-30"}
+    #: the plausible range of a feature size for oracle power: log-uniform over [1 nm, 1 mm]
+    CHANCE_RANGE_NM = (1.0, 1e6)
+
+    def controls(self, item: Item, pool: list[Item], rng: np.random.Generator) -> list[Any]:
+        from matpcr_plugins.sem.controls import build
+
+        return build(self, item, pool, rng)
+
+    def chain_templates(self) -> list[Any]:
+        from matpcr_plugins.sem.controls import phrasing
+        from matpcr_plugins.templates import bind
+
+        return bind(phrasing())
+
+    def chance(self, reference: dict[str, Any]) -> float | None:
+        """The share of sizes, log-uniform over 1 nm – 1 mm, that fit in the field of view."""
+        import math
+
+        lo, hi = self.CHANCE_RANGE_NM
+        limit = self.params["fov_margin"] * float(reference["fov_nm"])
+        return min(1.0, max(0.0, math.log(limit / lo) / math.log(hi / lo))) if limit > 0 else 0.0
 
     def prepare(self, reference: dict[str, Any]) -> dict[str, Any]:
         if "fov_nm" not in reference:
@@ -60,6 +85,11 @@ class SEMOracle(Oracle):
         return _READER.read(chain, item)
 
     def check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
+        verdict = self._check(claim, reference)
+        verdict.details = {**(verdict.details or {}), "p_chance": round(float(self.chance(reference) or 0.0), 4)}
+        return verdict
+
+    def _check(self, claim: Claim, reference: dict[str, Any]) -> Verdict:
         size = float(claim.value)
         if size <= 0:
             return Verdict("violated", "A feature size must be a positive length.", {"reason": "non_positive"})
