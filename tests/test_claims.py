@@ -245,3 +245,49 @@ def test_arbitrary_unicode_never_raises_and_spans_stay_valid(text: str) -> None:
         extraction = reader.read(text)
         for c in extraction.claims + extraction.rejected:
             assert 0 <= c.span[0] <= c.span[1] <= len(text)
+
+
+# -- rules added with the w2 batch ---------------------------------------------------------------------
+def test_moment_basis_per_number_site_labels_and_pronouns() -> None:
+    got = claims(MagnetismOracle(), "In GGA+U the local moments are Fe(A) −4.0 µB, Fe(B) +4.1 µB and Ni +1.6 µB. "
+                                    "Ni²⁺ is d⁸, so it carries 2 µB. Ru⁴⁺ has S = 1. Fe carries 3.7 µB and Mo −0.3 µB.")
+    assert ("magnetic_moment", -4.0, "muB/element:Fe") in got
+    assert ("magnetic_moment", 1.6, "muB/element:Ni") in got
+    assert ("magnetic_moment", 2.0, "muB/element:Ni") in got
+    assert ("magnetic_moment", -0.3, "muB/element:Mo") in got
+    assert not any(u.endswith(":U") or u.endswith(":S") for _, _, u in got)
+
+
+def test_moment_table_rows_after_words_and_partial_moments() -> None:
+    got = claims(MagnetismOracle(), "| site | moment (µB) |\n|---|---|\n| Mn1 | +3.72 |\n| Mn2 | −3.72 |\n")
+    got += claims(MagnetismOracle(), "DFT gives ±2.9 µB on the Cr sites. The 4f shell contributes 7 µB. "
+                                     "The cell has 8.0 µB for the 20-atom cell.")
+    assert ("magnetic_moment", 3.72, "muB/element:Mn") in got and ("magnetic_moment", -3.72, "muB/element:Mn") in got
+    assert ("magnetic_moment", 2.9, "muB/element:Cr") in got
+    assert ("magnetic_moment", 8.0, "muB/cell") in got
+    assert not any(v == 7.0 for _, v, _ in got)
+
+
+def test_negative_and_superconducting_gaps_are_not_band_gaps() -> None:
+    got = claims(MetallicityOracle(), "An inverted gap of −0.3 eV; Δ ≈ 7.1 meV below T_c. The d band is 3.5 eV wide. "
+                                      "Experiment: a 2.4-eV gap. Answer: metallic")
+    gaps = [v for k, v, _ in got if k == "band_gap"]
+    assert gaps == [2.4]
+
+
+def test_theta_list_doubled_and_merged_with_stated_two_theta() -> None:
+    got = claims(XRDOracle(), "The Bragg angles θ of the reflections are 19.11° for (111), 22.21° for (200). "
+                              "θ = 9.14°, so 2θ = 18.27°.")
+    values = sorted(v for k, v, _ in got if k == "two_theta")
+    assert values == [18.27, 38.22, 44.42]
+
+
+def test_hypothetical_and_truncated_values_are_not_claims() -> None:
+    assert claims(XRDOracle(), "Under Cu Kα the (110) line would sit at 40.30°.") == []
+    assert claims(XRDOracle(), "The strongest reflection is 2θ = 40.5°, 2θ = 58") == [("two_theta", 40.5, "deg")]
+
+
+def test_other_polymorph_rows_in_stability() -> None:
+    got = claims(StabilityOracle(), "| polymorph | E above hull (eV/atom) |\n|---|---|\n| wurtzite | 0.000 |\n"
+                                    "| zinc blende | 0.042 |\nThe asked structure is zinc blende: 0.042 eV/atom.\nAnswer: stable")
+    assert ("e_above_hull", 0.042, "eV/atom") in got and ("e_above_hull", 0.0, "eV/atom") not in got

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import matpcr
 from conftest import run_cli
 
@@ -15,7 +17,9 @@ def test_python_entry_point_reports_claims_rejections_and_notes(data_dir: Path) 
     chain = "The 2θ range 10–80° was scanned with Mo Kα. Si (111) at 2θ = 28.44°; a line at 200° too."
     report = matpcr.check("xrd", str(cif), chain)
     assert report["status"] == "violated"
-    assert [c["verdict"]["status"] for c in report["claims"]] == ["consistent", "violated"]
+    # the chain states Mo Kα, so 2θ = 28.44° (Si (111) under Cu Kα) is judged at Mo Kα: no Si line there (issue 13)
+    assert [c["verdict"]["status"] for c in report["claims"]] == ["violated", "violated"]
+    assert report["claims"][0]["verdict"]["details"]["wavelength"] == pytest.approx(0.71073)
     assert {r["reason"] for r in report["rejected"]} >= {"range", "index", "instrument_setting"}
     assert any("Mo Kα" in note for note in report["notes"])
     loose = matpcr.check("xrd", str(cif), "Answer: 2θ = 28.9°", tolerance_deg=1.0)

@@ -46,10 +46,17 @@ LATTICE = attached(r"(?<![\w.])(?:[abc]\s*(?:_?0)?|a\s*=\s*b|b\s*=\s*c|a\s*=\s*b
                    r"(?<![\w.])[abc]\s*,\s*[abc](?:\s*,\s*[abc])?\s*=")
 WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradiation\b|\bX-?rays?\b(?! diffraction)|"
                       r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
-DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|ν|ω|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
+DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
                       r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b")
 
+# a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
+WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield)\b"
+                   r"[^.\n;]{0,40}$", re.I)
+# "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
+BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
+# the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
+BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
 NEGATION_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
@@ -79,12 +86,12 @@ RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no\b|actuall
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
                             r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
-                            r"claimed|stated|had)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
+                            r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
                             re.I)
 ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
 ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
-INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:bins?|steps?|step size|resolution|increments?|intervals?|grid|"
+INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|scan|measuring)\s+lines?|steps?|step size|resolution|increments?|intervals?|grid|"
                               r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective)\b", re.I)
 # the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
 OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"

@@ -28,6 +28,11 @@ _OTHER_ANGLE = cx.attached(r"\brotat\w*\b|\btilt\w*\b|\bangle between\b|\bbond a
                            r"\binterplanar angle\b|\bazimuth\w*\b|\bψ|\bφ|\bχ|\bbetween the\b[^.\n]{0,30}\bplanes\b[^.\n]{0,10}")
 _THETA_ONLY = re.compile(r"(?<![\w])(?:θ(?:_?\{?\w{1,5}\}?)?|Bragg angles?|θ values?|theta values?|half[- ]angles?)"
                          rf"(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$", re.I)
+# "the Bragg angles θ of the three strongest reflections are 19.11°": θ named as the subject of a list
+_THETA_SUBJECT = re.compile(r"(?:\bBragg angles?\b|(?<![\w])θ\b)[^.\n\d=]{0,50}\b(?:are|is)\s*(?:about|approximately|~|≈)?\s*$",
+                            re.I)
+# a generic fingerprint of a reference phase, not a reading of this pattern
+_FINGERPRINT = re.compile(r"\bfingerprints?\b|\btextbook\b|\btypically\b", re.I)
 _TWO_THETA = re.compile(r"twotheta|diffraction angle|scattering angle", re.I)
 _D_ATTACHED = cx.attached(r"\bspaced\b|\bplanes?\b[^.\n]{0,20}\bspaced\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?\s*(?:\(\s*[\d\s\-–,̄]{1,12}\))?\s*[=≈:]|\bd-?spacings?\b|\bd values?\b|"
                           r"\binterplanar(?:\s+(?:spacings?|distances?))?\b|\bspacings?\b|\bd_?hkl\b|\bd\(\w+\)|\bd\s+of\b|"
@@ -36,6 +41,8 @@ _D_SENTENCE = re.compile(r"\bspaced\b|\bplanes?\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?
                          r"\bspacings?\b|\bd_?hkl\b|\bd\(|\bd values?\b", re.I)
 _OTHER_LENGTH = re.compile(r"\bbond\b|\bradi(?:us|i)\b|\bdistances?\b|\bsize\b|\bcrystallite\b|\bScherrer\b|\bthickness\b|"
                            r"\bgrain\b|\bparticle\b|\bcoherence\b|\bvolume\b|\bseparation\b|\blength\b", re.I)
+_SIZE = re.compile(r"\bcrystallite\b|\bScherrer\b|\bgrain size\b|\bparticle size\b|\bthickness\b", re.I)
+_BARE_A = re.compile(r"[ \t]?A(?![\w(])")
 _OTHER_BARE = cx.attached(r"\bintensit(?:y|ies)\b|\bcounts?\b|\bheights?\b|\bareas?\b|\bZ\s*=|\bdensity\b|"
                           r"\bmultiplicit(?:y|ies)\b|\bstructure factor\b|\bF_?\w*\s*=")
 _REFERENCE = cx.attached(r"\breference\b|\bbulk\b|\bliterature\b|\breported\b|\bICDD\b|\bPDF\b|\bJCPDS\b|"
@@ -54,6 +61,18 @@ _OTHER_RADIATION = re.compile(r"\b(?:Mo|Co|Cr|Fe|Ag|W)\s*(?:Kα|radiation|tube|s
 _WAVELENGTH_CUE = re.compile(r"λ|wavelength|Kα|radiation", re.I)
 
 
+_WRITTEN = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _written_half(c: Claim) -> bool:
+    """Whether the claim's value is twice the number written in its text (a θ doubled to 2θ)."""
+    m = _WRITTEN.search(c.text)
+    try:
+        return m is not None and abs(float(c.value) - 2 * float(m.group(0))) < 1e-6 and float(c.value) != 0
+    except (TypeError, ValueError):
+        return False
+
+
 class DiffractionReader(QuantityReader):
     family = "xrd"
     answer_unit = "deg"
@@ -64,6 +83,7 @@ class DiffractionReader(QuantityReader):
     miller = True
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
+        self._merge_theta(extraction)
         stated = [c for c in extraction.rejected if c.kind == "wavelength"]
         if not stated and ("Kα" in scan.norm or "synchrotron" in scan.norm or "neutron" in scan.norm):
             for m in _RADIATION.finditer(scan.norm):
@@ -81,6 +101,21 @@ class DiffractionReader(QuantityReader):
                 extraction.notes.append(f"stated radiation {c.text.strip()} (not Cu Kα); no wavelength given")
             elif abs(float(c.value) - CU_KA) > 0.01:
                 extraction.notes.append(f"stated wavelength {float(c.value):g} Å (not Cu Kα)")
+
+    @staticmethod
+    def _merge_theta(extraction: Extraction) -> None:
+        """θ = 9.14° beside 2θ = 18.27° is one claim: a doubled θ within rounding of a stated 2θ is dropped."""
+        claims = extraction.claims
+        doubled = [c for c in claims if c.kind == "two_theta" and _written_half(c)]
+        if not doubled:
+            return
+        direct = [float(c.value) for c in claims if c.kind == "two_theta" and c not in doubled]
+        keep = []
+        for c in claims:
+            if c in doubled and any(abs(float(c.value) - v) <= 0.021 and float(c.value) != v for v in direct):
+                continue
+            keep.append(c)
+        extraction.claims[:] = keep
 
     def rejected_as(self, scan: Scan, n: Number, reason: str) -> tuple[str, float | None, str]:
         if reason == "instrument_setting" and n.unit in ("angstrom", "nm") and math.isfinite(n.value):
@@ -110,6 +145,8 @@ class DiffractionReader(QuantityReader):
         """"2θ = 15.20" and the template's "y° = 1.5418" name their quantity without a unit after the number."""
         if _ASKED_SYMBOL.search(scan.norm, max(0, run.head.start - 20), run.head.start):
             return "deg"
+        if _BARE_A.match(scan.norm, run.head.end) and _D_ATTACHED.search(scan.norm, run.lo, run.head.start):
+            return "angstrom"  # "d(111) = 3.2666 A": Å written as a plain A
         if run.head.link != "label" and _ASKED_LIST.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start) \
                 and not _D_SENTENCE.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start):
             return "deg"
@@ -129,11 +166,22 @@ class DiffractionReader(QuantityReader):
         if unit == "deg":
             if _OTHER_ANGLE.search(norm, lo, hi):
                 return "other_property"
-            if _THETA_ONLY.search(norm, lo, hi) and not _TWO_THETA.search(norm, max(lo, hi - 25), hi):
+            if _FINGERPRINT.search(norm, max(run.s_start, hi - 200), hi):
+                return "other_property"  # "calcite's fingerprint is one dominant line near 29.4°"
+            if _TWO_THETA.search(norm, max(lo, hi - 25), hi):
+                return ("two_theta", 1.0, "deg")
+            theta_key = ("theta-sentence", run.s_start)
+            if _THETA_ONLY.search(norm, lo, hi) or _THETA_SUBJECT.search(norm, max(run.s_start, hi - 80), hi):
+                if _THETA_SUBJECT.search(norm, max(run.s_start, hi - 80), hi):
+                    scan.memo[theta_key] = True  # "the Bragg angles θ ... are 19.11° for (111), 22.21° for (200)"
                 return ("two_theta", 2.0, "deg")  # a θ-only statement, doubled
+            if scan.memo.get(theta_key) and not _TWO_THETA.search(norm, max(run.s_start, hi - 200), hi):
+                return ("two_theta", 2.0, "deg")  # a later member of that sentence's θ list
             return ("two_theta", 1.0, "deg")
         if unit in ("angstrom", "nm", "pm"):
             factor = {"nm": 10.0, "pm": 0.01}.get(unit, 1.0)
+            if _SIZE.search(norm, max(run.s_start, head.start - 40), head.start):
+                return "other_property"  # "a crystallite size D = 12 nm" (Scherrer), not a d-spacing
             if _D_ATTACHED.search(norm, lo, hi):
                 return ("d_spacing", factor, "angstrom")
             clause = cx.clause_start(norm, run.s_start, head.start)

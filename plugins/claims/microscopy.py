@@ -18,10 +18,11 @@ TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7
 _INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpixel(?: size)?\b|\bfield of view\b|\bFOV\b|"
                           r"\bHFW\b|\bfield width\b|\bimage (?:width|height|size)\b|\bscale ?bar(?:\s+(?:of|labell?ed|length|reads|shows))?\b|"
                           r"\bresolution\b|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
-                          r"\bMag\s*=|\btilt\b|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
+                          r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
 _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b|"
                     r"\bd-?spacing\b|\bcommercial\b|\bnominal\b|\bmanufacturer\b|\bliterature\b|\breported\b|"
-                    r"\bdatasheet\b|\baspect ratio\b|\bratio\b", re.I)
+                    r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
+                    r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b", re.I)
 _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+(?:size|diameter|width)\b|"
                         r"\b(?:particles?|grains?|crystals?|wires?|rods?|spheres?)\s+(?:is|are|measures?|of)\b")
 

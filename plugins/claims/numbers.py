@@ -134,7 +134,7 @@ def canonical_unit(raw: str) -> str:
 
 
 _NUM = re.compile(_NUMBER)
-_UNIT_AT = re.compile(r"[ \t]*" + _UNIT)
+_UNIT_AT = re.compile(r"(?:[ \t]*|-(?=[a-zA-Zµ°Å]))" + _UNIT)  # "a 2.4-eV gap", "a 50-nm rod"
 _NO_UNIT = frozenset(",;)]}|\n\r0123456789")
 
 

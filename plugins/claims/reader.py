@@ -42,6 +42,9 @@ _PAREN_UNCERTAINTY = re.compile(r"\(\d{1,3}\)")
 _DIGITS = str.maketrans("123456789", "000000000")
 _ORDINALS = frozenset({"st", "nd", "rd", "th"})
 #: characters after a number that end its phrase without any cue ("28.4, 47.3" or "28.4.")
+_IF = re.compile(r"\bif\b", re.I)
+_TIMES_BEFORE = re.compile(r"[×*]\s*$")
+_EQUALS_AFTER = re.compile(r"\s*=")
 _QUIET_AFTER = frozenset(",;.\n")
 _LIST_AFTER = frozenset(",;")
 
@@ -353,8 +356,14 @@ class QuantityReader:
                         and cx.ENUMERATION.search(norm, max(0, start - 12), start):
                     return "index"  # "Step 1:", "#2:", "| 3 |", "1. **Internal modes**": an enumeration
         after = norm[n.end:n.end + 1]
-        if after and after not in _QUIET_AFTER and cx.INSTRUMENT_AFTER.match(norm, n.end):
-            return "instrument_setting"  # "4 cm⁻¹ bins"
+        if after and after not in _QUIET_AFTER:
+            inst = cx.INSTRUMENT_AFTER.match(norm, n.end)
+            if inst and not (inst.group("bin") and cx.BIN_POSITION.search(norm, max(0, start - 14), start)):
+                return "instrument_setting"  # "4 cm⁻¹ bins" (but "the 29.48° bin" is a position)
+        if start > 0 and _TIMES_BEFORE.search(norm, max(0, start - 4), start) and _EQUALS_AFTER.match(norm, n.end):
+            return "other"  # "60 × 4 nm = 240 nm": a factor of the arithmetic, not a stated value
+        if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):
+            return "other"  # the chain stops inside a number ("... the band gap is 2"): truncated
         if not n.unit and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
             prev = scan.nums[n.index - 1].digits
             if len(n.digits) < len(prev) and prev.startswith(n.digits):
@@ -427,7 +436,13 @@ class QuantityReader:
 
     def _before(self, scan: Scan, run: Run) -> str | None:
         norm, head = scan.norm, run.head
-        if cx.NON_COMMITMENT.search(norm, run.s_start, min(run.s_end, head.end + 120)):
+        key = ("non-commitment", run.s_start)
+        first = scan.memo.get(key)
+        if first is None:  # the sentence's first non-committing phrase, found once per sentence (linear time)
+            m = cx.NON_COMMITMENT.search(norm, run.s_start, run.s_end)
+            first = scan.memo[key] = m.end() if m else -1
+        non_committal = 0 <= first <= min(run.s_end, head.end + 120)
+        if non_committal:
             return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
         c_start = cx.clause_start(norm, run.s_start, head.start)
         before = norm[c_start:head.start]
@@ -438,12 +453,17 @@ class QuantityReader:
             return "other_property"
         if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
             return "retracted"
-        if cx.NON_COMMITMENT.search(norm, run.s_start, min(run.s_end, head.end + 120)):
-            return "hedged"
         if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):
             return "hedged"
-        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start):
+        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
+                or cx.WOULD.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"
+        if cx.BETWEEN_DIFFERENCE.search(norm, max(run.s_start, head.start - 60), head.start):
+            return "other"
+        if _IF.search(norm, max(run.s_start, head.start - 120), head.start):
+            nxt = scan.sentences.next(head.start)
+            if nxt is not None and cx.NON_COMMITMENT.search(norm, nxt[0], min(nxt[1], nxt[0] + 200)):
+                return "hedged"  # "if it says 1 µm the flower is 600 nm ... I cannot tell which"
         return None
 
     def _echo(self, scan: Scan, n: Number, run: Run, bare: bool) -> bool:

@@ -131,6 +131,10 @@ def asked_formula(question: str) -> tuple[tuple[str, float], ...] | None:
     return None
 
 
+_UNIT_AFTER = re.compile(r"[\s-]*(?:planes?|layers?|sheets?|octahedr\w*|tetrahedr\w*|chains?|groups?|units?|"
+                         r"sublattices?|clusters?|dimers?|slabs?|blocks?|polyhedr\w*|bonds?)\b", re.I)
+
+
 def other_material(scan: Scan, run: Run, n: Number) -> bool:
     """Whether the nearest formula before the number in its sentence names a different material."""
     asked = getattr(scan, "asked", None)
@@ -138,6 +142,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
         return False
     last = None
     for m in _FORMULA.finditer(scan.norm, max(run.s_start, run.head.start - 100), run.head.start):
+        if _UNIT_AFTER.match(scan.norm, m.end()):
+            continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
         comp = composition(m.group(1))
         if comp is not None:
             last = comp
@@ -161,7 +167,7 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
     if not found:
         question = getattr(scan, "question_norm", "")
         hits = [h for h in cues.find(norm, 0, len(norm), False) if not _echoes_question(scan, h[0], question)
-                and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0])]
+                and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0]) and not _label_phrase(norm, h[0], h[2])]
         if not hits:
             return None
         lo, hi = scan.sentences.bounds(hits[-1][0])
@@ -208,8 +214,18 @@ _ALTERNATIVE = re.compile(r"\bor\s+(?:does|do|is|are|has|have|not)\b|\bwhether\b
 _MAGNITUDE_BEFORE = re.compile(r"\d\s*(?:m?eV(?:\s*(?:/|per)\s*(?:atom|f\.?u\.?|formula unit))?)?\s*\)?\s*$")
 
 
+def _label_phrase(norm: str, start: int, name: str) -> bool:
+    """"The energy above the hull is ...": the label of a magnitude, not a class statement."""
+    return name in ("unstable", "metastable") and bool(_LABEL_BEFORE.search(norm, max(0, start - 20), start))
+
+
+_LABEL_BEFORE = re.compile(r"(?:energy|distance|height|E_?hull)\s*$", re.I)
+
+
 def _magnitude_phrase(norm: str, start: int, end: int, name: str) -> bool:
     """"0.03 eV/atom above the hull" is a magnitude, not an "unstable" class statement."""
+    if _label_phrase(norm, start, name):
+        return True
     if name in ("unstable", "metastable") and re.match(r"\s*(?:(?:slightly|just)\s+)?above", norm[start:end], re.I):
         return bool(_MAGNITUDE_BEFORE.search(norm, max(0, start - 30), start))
     return False
@@ -293,14 +309,24 @@ class _DFTReader(QuantityReader):
 
 # -- stability -----------------------------------------------------------------------------------
 _HULL_WORDS = re.compile(r"hull|above|higher|ground state|metastab|E_?\s*\{?\s*hull|distance|lower in energy|less stable", re.I)
-_HULL_LABEL = re.compile(r"(?:E_?\s*\{?\s*hull\}?|E_?above_?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
+_HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
                          rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance){cx.LINK}\s*$", re.I)
 _OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|dynamically|"
                            r"phonon|polymorph", re.I)
+_TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
                          r"(?:of\s+)?E_?hull)", re.I)
+
+
+_ASKED_PHASE = re.compile(r"\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
+                          r"(?P<b>[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b", re.I)
+_LABEL_START = re.compile(r"[,;\n]|\|")
+_PHASE_LABEL = re.compile(r"[\s|*]*(?P<name>[^\W\d][\w′' -]{1,24}?)\s*(?:\([^()\n]{0,20}\))?\s*[|:=]?\s*", re.I)
+_NOT_A_PHASE = re.compile(r"hull|energy|\b(?:E|above|lies|is|are|at|of|asked|this|answer|distance|value|total|which)\b", re.I)
+_GROUND_SEGMENT = re.compile(r"\bground[- ]state\b|\b(?:sits|lies|is|are)\s+on\s+the\s+(?:convex\s+)?hull\b", re.I)
+_SEGMENT_START = re.compile(r"[.;\n]")
 
 
 class StabilityReader(_DFTReader):
@@ -308,12 +334,66 @@ class StabilityReader(_DFTReader):
     class_kind = "stability"
     cues = STABILITY
 
+    def finish(self, scan: Scan, extraction: Extraction) -> None:
+        """A polymorph "on the hull (0 eV/atom)" beside a nonzero distance asserted for the asked one is the
+        ground-state phase's value, not the asked material's (the asked one cannot be at both)."""
+        hull = [c for c in extraction.claims if c.kind == "e_above_hull"]
+        if any(float(c.value) > 0 for c in hull):
+            original = scan.text.original
+            for c in hull:
+                if float(c.value) != 0:
+                    continue
+                lo = max(0, c.span[0] - 120)
+                cut = [m.end() for m in _SEGMENT_START.finditer(original, lo, c.span[0])]
+                if _GROUND_SEGMENT.search(original, cut[-1] if cut else lo, c.span[0]):
+                    extraction.claims.remove(c)
+                    extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
+        self._other_polymorphs(scan, extraction)
+        super().finish(scan, extraction)
+
+    @staticmethod
+    def _other_polymorphs(scan: Scan, extraction: Extraction) -> None:
+        """When the chain names the asked polymorph ("the asked structure is zinc blende", "anatase (this
+        structure)"), a distance written as the value of another labelled polymorph ("brookite 0.06 eV/atom", a
+        table row "| rock salt | 0.310 |") is that phase's, not the asked material's."""
+        original = scan.text.original
+        m = _ASKED_PHASE.search(original)
+        if m is None:
+            return
+        asked = (m.group("a") or m.group("b") or "").strip().lower()
+        if not asked:
+            return
+        for c in [c for c in extraction.claims if c.kind == "e_above_hull"]:
+            lo_line = max(0, c.span[0] - 200)
+            line = original.rfind("\n", lo_line, c.span[0])
+            line = lo_line if line < 0 else line + 1
+            if original[line:c.span[0]].lstrip().startswith("|"):
+                cells = original[line:c.span[0]].strip().split("|")  # ["", label, ..., ""]
+                name = re.sub(r"\([^()]*\)", "", cells[1]).strip().lower() if len(cells) >= 3 else ""
+            else:
+                lo = max(line, c.span[0] - 60)
+                cut = [b.end() for b in _LABEL_START.finditer(original, lo, c.span[0])]
+                label = _PHASE_LABEL.fullmatch(original, cut[-1] if cut else lo, c.span[0])
+                if label is None:
+                    continue
+                name = label.group("name").strip().lower()
+            if name and asked not in name and name not in asked and not _NOT_A_PHASE.search(name):
+                extraction.claims.remove(c)
+                extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
+
     def explicit(self, scan: Scan, run: Run) -> bool:
         return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start))
+
+    def bare_unit(self, scan: Scan, run: Run) -> str | None:
+        """"E_hull = 0" said of the asked material: a distance to the hull without its unit is read in eV/atom."""
+        return "eV/atom" if _HULL_LABEL.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start) else None
 
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if unit not in ("eV", "meV", "eV/atom", "meV/atom", "eV/fu", "meV/fu"):
             return "other_property"
+        if n.value < 0 or (_TERM.search(scan.norm, max(run.s_start, n.start - 30), n.start)
+                           and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
+            return "other_property"  # "a −TS term of −0.03 eV/atom": a correction, never a distance to the hull
         norm, head = scan.norm, run.head
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
         other = None
@@ -337,8 +417,15 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
 # a gap, but not the material's: a spin channel of a half-metal, another phase
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph", re.I)
 _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge)", re.I)
-_DIRECT = re.compile(r"(?<!in)direct\s+(?:band[- ]?)?gap|gap at Γ", re.I)
-_INDIRECT = re.compile(r"\bindirect", re.I)
+# the asked material's gap said to be indirect (not "unlike Si, which is indirect")
+_INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:semiconductor|insulator)\b|"
+                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\s+is\s+indirect\b|\bfundamental gap is indirect\b", re.I)
+_NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
+_GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|"
+                       r"\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
+_SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
+                              r"\bsuperconduct\w*", re.I)
+_WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larger)\b", re.I)
 _SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b", re.I)
 
 
@@ -366,8 +453,17 @@ class MetallicityReader(_DFTReader):
             return "other_property"  # "0.2 eV below the conduction band": a band-edge energy
         if _OTHER_GAP.search(norm, max(c_start, head.start - 50), head.start):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
-        if _DIRECT.search(norm, max(c_start, head.start - 50), head.start) and _INDIRECT.search(norm):
-            return "other_property"  # the direct gap at Γ of an indirect-gap material
+        if n.value < 0:
+            return "other_property"  # a band inversion or overlap energy: a gap is never negative
+        if _SUPERCONDUCTING.search(norm, max(run.s_start, n.start - 40), n.start):
+            return "other_property"  # a superconducting gap Δ
+        if _WIDTH_AFTER.match(norm, n.end):
+            return "other_property"  # "the d band is 3.5 eV wide": a bandwidth
+        kind = None
+        for m in _GAP_KIND.finditer(norm, max(run.s_start, n.start - 60), n.start):
+            kind = m
+        if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
+            return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
         other = None
         for m in _OTHER_EV.finditer(norm, max(c_start, head.start - 50), head.start):
             other = m
@@ -397,9 +493,9 @@ def _chosen(scan: Scan, claims: list[Claim]) -> Claim | None:
 
 
 # -- magnetism -----------------------------------------------------------------------------------
-_ION = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|(?![a-zA-Z0-9]))")
+_ION = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?![a-zA-Z0-9]))")
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
-_MOMENT_WORDS = re.compile(r"moments?|carr(?:y|ies)|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
+_MOMENT_WORDS = re.compile(r"moments?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
 _MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b)(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$",
                            re.I)
@@ -407,9 +503,56 @@ _CELL_BEFORE = re.compile(r"\bcell\b|\bsupercell\b|\bper\s+cell\b|\bcalculation\
 _FU_BEFORE = re.compile(r"\bper\s+formula\s+unit\b|\bper\s+f\.?u\.?|\bformula\s+unit\b", re.I)
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
-_IN_BRACKETS = re.compile(r"\(\s*\d*\s*$")
 _NET = re.compile(r"\bnet\b|\btotal\b|\bM\s*=", re.I)
-_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|Oe|kA)", re.I)
+_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
+_PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is)\s*$", re.I)
+# a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
+_NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
+                          r"(?:full\s+|ideal\s+|nominal\s+)?$", re.I)
+_PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
+# a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
+# or part of a word
+_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|"
+                       r"alone|sites?|atoms?|ions?|moments?))*\s*", re.I)
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:(?:on|at|for|in)\s+(?:the\s+|each\s+|every\s+|both\s+)?"
+                          r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?=[\s,;.)]|$)"
+                          r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
+_PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|"
+                      r"\b(?:spin-only|ionic|ordered|local)\s+(?:magnetic\s+)?moment\s+(?:is|of)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
+                      rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
+_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
+                             r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
+_OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
+                          r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
+                          r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
+_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b", re.I)
+_EACH = re.compile(r"\b(?:each|both|all)\b(?:\s+(?:with|carry|carries|carrying|has|have|having|bear|bears|hold|holds))?"
+                   rf"{cx.LINK}\s*$", re.I)
+_AND = re.compile(r"\band\b|&", re.I)
+_MAGNETIC_ELEMENTS = frozenset("Sc Ti V Cr Mn Fe Co Ni Cu Y Zr Nb Mo Tc Ru Rh Pd Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb U Np Pu".split())
+
+
+def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
+    if symbol not in ELEMENTS or symbol in _NOT_ELEMENTS:
+        return False
+    start, end = m.start(), m.end()
+    if start > 0 and norm[start - 1] in "+/":
+        return False  # GGA+U, PBE+U
+    if start > 1 and norm[start - 1] in "(," and norm[start - 2].isalpha():
+        return False  # the site label in "Fe(A,C)"
+    if re.match(r"\s*=\s*[-+−]?\d", norm[end:end + 8]) or re.match(r"\s+neighbou?rs?\b", norm[end:end + 14]):
+        return False  # "S = 1" is a spin, "4 Al neighbours" are not the site
+    return True
+
+
+def _single_magnetic(scan: Scan) -> str | None:
+    asked = getattr(scan, "asked", None)
+    if not asked:
+        return None
+    magnetic = [e for e, _ in asked if e in _MAGNETIC_ELEMENTS]
+    return magnetic[0] if len(magnetic) == 1 else None
+
+
 _PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$", re.I)
 
 
@@ -430,7 +573,9 @@ class MagnetismReader(_DFTReader):
         return None
 
     def classify(self, scan: Scan, n: Number, run: Run, answer_bare_ok: bool) -> str | tuple[str, float, str]:
-        if n.explicit_sign == "±" and n.unit.startswith("muB") and _PM_MOMENT.search(scan.norm, max(0, n.start - 15), n.start):
+        if n.explicit_sign == "±" and n.unit.startswith("muB") and n.link != "pm" and (
+                n.unit != "muB" or _PM_MOMENT.search(scan.norm, max(0, n.start - 15), n.start)
+                or _PM_MOMENT_AFTER.match(scan.norm, n.end) or _PM_WITH.search(scan.norm, max(0, n.start - 8), n.start)):
             n.reason, n.value = "", abs(n.value)  # "Ni moments ±1.7 µB": antiparallel moments of 1.7, no uncertainty
         if not n.unit and _NOT_A_MOMENT_UNIT.match(scan.norm, n.end):
             return "other_property"  # "92 emu/g": a magnetisation in another unit
@@ -442,27 +587,90 @@ class MagnetismReader(_DFTReader):
         norm, head = scan.norm, run.head
         if _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
+        if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start):
+            return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
+        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start):
+            return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
+        s_start, s_end = run.s_start, run.s_end
+        if _OTHER_PHASE.search(norm, max(s_start, n.start - 200), n.start) or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)):
+            return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
         if unit != "muB":
             return ("magnetic_moment", n.value, unit)
-        return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run))
+        return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run, n))
 
     @staticmethod
-    def _basis(scan: Scan, run: Run) -> str:
-        """The basis the words nearest before an unqualified "x µB" name: an element ("each Cr carries", "Fe³⁺ →"),
-        the cell, the formula unit or an atom; "net"/"total" or nothing is the calculation's total (per cell)."""
-        norm, head = scan.norm, run.head
-        lo = max(run.s_start, head.start - 45)
+    def _basis(scan: Scan, run: Run, n: Number) -> str:
+        """The basis the words nearest before an unqualified "x µB" name: an element ("each Cr carries", "Fe³⁺ →",
+        a site label "Fe(A) −4.0 µB", "Mn1 | +3.72"), the cell, the formula unit or an atom; words right after it
+        ("on the Cr sites", "for the 20-atom cell"); a pronoun ("so it carries 2 µB") refers to the ion named
+        earlier in the sentence; "net"/"total" or nothing is the calculation's total (per cell)."""
+        norm = scan.norm
+        after = _BASIS_AFTER.match(norm, n.end)
+        if after is not None:
+            el = after.group("el") or after.group("el2")
+            if el:
+                if el in ELEMENTS and el not in _NOT_ELEMENTS:
+                    return "element:" + el
+            else:
+                return "cell"
+        lo = max(run.s_start, n.start - 45)
+        prev = scan.nums[n.index - 1] if n.index > 0 else None
+        if prev is not None and prev.unit.startswith("muB") and prev.end > lo:
+            lo = prev.end  # "Fe carries 3.7 µB and Mo −0.3 µB": the words after the previous moment are this one's
         found: list[tuple[int, str]] = []
-        for m in _ION.finditer(norm, lo, head.start):
+        for m in _ION.finditer(norm, lo, n.start):
             symbol = m.group(1)
-            if symbol in ELEMENTS and symbol not in _NOT_ELEMENTS and _MOMENT_WORDS.search(norm, m.end(), head.start) \
-                    and not _IN_BRACKETS.search(norm, max(0, m.start() - 6), m.start()):
+            if _site_element(norm, m, symbol) and (_MOMENT_WORDS.search(norm, m.end(), n.start)
+                                                   or _SITE_GAP.fullmatch(norm, m.end(), n.start)):
                 found.append((m.start(), "element:" + symbol))
-        c_start = cx.clause_start(norm, run.s_start, head.start, 60)
+        c_start = cx.clause_start(norm, run.s_start, n.start, 60)
         for pattern, basis in ((_ATOM_BEFORE, "atom"), (_FU_BEFORE, "fu"), (_CELL_BEFORE, "cell"), (_NET, "cell")):
-            for m in pattern.finditer(norm, max(c_start, lo), head.start):
+            for m in pattern.finditer(norm, max(c_start, lo), n.start):
                 found.append((m.start(), basis))
-        return max(found)[1] if found else "cell"
+        if found:
+            return max(found)[1]
+        if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end):
+            # "it carries 2 µB", "the spin-only moment is 4 µB", "3.7 µB per magnetic ion": the ion named earlier
+            symbol = None
+            for m in _ION.finditer(norm, max(run.s_start, n.start - 200), n.start):
+                if _site_element(norm, m, m.group(1)):
+                    symbol = m.group(1)
+            if symbol is None:
+                symbol = _single_magnetic(scan)
+            if symbol is not None:
+                return "element:" + symbol
+        return "cell"
+
+    def finish(self, scan: Scan, extraction: Extraction) -> None:
+        """"Mn²⁺ and Fe³⁺ are both d⁵, each with 5 µB": "each" over a list of ions gives the moment to every one."""
+        norm = scan.norm
+        added = []
+        have = {(c.kind, c.value, c.unit) for c in extraction.claims}
+        for n in scan.nums:
+            if not n.unit.startswith("muB") or n.unit != "muB":
+                continue
+            s_start, _ = scan.sentences.bounds(n.start)
+            each = _EACH.search(norm, max(s_start, n.start - 30), n.start)
+            if each is None:
+                continue
+            head = norm[max(s_start, n.start - 200):each.start()]
+            symbols = []
+            for m in _ION.finditer(head):
+                if _site_element(head, m, m.group(1)) and m.group(1) not in symbols:
+                    symbols.append(m.group(1))
+            if len(symbols) < 2 or not _AND.search(head):
+                continue
+            claims = [c for c in extraction.claims if c.kind == "magnetic_moment" and c.value == n.value
+                      and c.unit.startswith("muB/element:") and scan.text.span(n.start, n.end)[0] == c.span[0]]
+            if not claims:
+                continue
+            for symbol in symbols:
+                key = ("magnetic_moment", n.value, "muB/element:" + symbol)
+                if key not in have:
+                    have.add(key)
+                    added.append(Claim(*key, claims[0].span, claims[0].text))
+        extraction.claims.extend(added)
+        super().finish(scan, extraction)
 
     def class_from_magnitudes(self, scan: Scan, claims: list[Claim]) -> Claim | None:
         net = [c for c in claims if c.kind == "magnetic_moment" and not c.unit.startswith("muB/element:")]
