@@ -111,3 +111,12 @@ def test_measured_peaks_match_structure_of_same_phase(data_dir: Path) -> None:
     ref = computed_pattern(structure, "CuKa", (10.0, 100.0))
     strongest = ref["two_theta"][int(np.argmax(ref["intensity"]))]
     assert oracle.check(Claim("two_theta", strongest), measured).status == "consistent"
+
+
+def test_wavelengths_are_pymatgens() -> None:
+    """One spelling of Cu Kα (plugins/xrd/radiation.py), equal to the lines pymatgen computes patterns with."""
+    from pymatgen.analysis.diffraction.xrd import WAVELENGTHS
+
+    from matpcr_plugins.xrd.radiation import CU_KA, CU_KA1, CU_KA1_NAME, CU_KA_NAME
+
+    assert WAVELENGTHS[CU_KA_NAME] == pytest.approx(CU_KA) and WAVELENGTHS[CU_KA1_NAME] == pytest.approx(CU_KA1)

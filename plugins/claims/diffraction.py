@@ -17,8 +17,8 @@ from matpcr.records import Claim, Extraction
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import Number
 from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
+from matpcr_plugins.xrd.radiation import CU_KA
 
-CU_KA = 1.54184
 
 _INSTRUMENT = cx.attached(r"\bstep(?:\s+(?:size|width|of))?\b(?!\s*\d)|\bcorrection\b|\bbin\s+width\b|\bthreshold\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bwidths?\b|"
                           r"\bbroadening\b|\bresolution\b|\bdivergence\b|\bslits?\b|\bSoller\b|\bscan (?:speed|rate)\b|"

@@ -15,6 +15,7 @@ from matpcr.errors import DataError
 from matpcr.protocols import Metric, Oracle
 from matpcr.records import Claim, Extraction, Item, Verdict
 from matpcr_plugins.dft import claims as parse
+from matpcr_plugins.dft.thresholds import EPSILON_GRID, NEAR_HULL_EV, NONZERO_GAP_EV, ZERO_GAP_EV, ZERO_MOMENT_MUB_PER_ATOM
 
 _STABILITY, _METALLICITY, _MAGNETISM = parse.StabilityReader(), parse.MetallicityReader(), parse.MagnetismReader()
 
@@ -90,10 +91,10 @@ class StabilityOracle(_DFTOracle):
     constraint = "stability"
     field = "energy_above_hull"
     tolerance_param = "epsilon"
-    sensitivity_values = (0.0, 0.025, 0.05, 0.10)
+    sensitivity_values = EPSILON_GRID
     # eV/atom: the paper's near-hull threshold; a stated E_hull must agree with the computed one within
     # ehull_tolerance (the same 0.05 eV/atom resolution the paper's criterion works at)
-    defaults = {"epsilon": 0.05, "ehull_tolerance": 0.05}
+    defaults = {"epsilon": NEAR_HULL_EV, "ehull_tolerance": 0.05}
     classes = ("stable", "metastable", "unstable")
     metrics = (*_DFTOracle.metrics,
                Metric("balanced_accuracy", "balanced_accuracy", description="class claims against Materials "
@@ -195,7 +196,7 @@ class MetallicityOracle(_DFTOracle):
     constraint = "metallicity"
     field = "band_gap"
     tolerance_param = "zero_gap_eV"
-    defaults = {"zero_gap_eV": 0.05, "nonzero_gap_eV": 0.20}  # between the two: abstain, excluded from PCR
+    defaults = {"zero_gap_eV": ZERO_GAP_EV, "nonzero_gap_eV": NONZERO_GAP_EV}  # between the two: abstain, excluded from PCR
     classes = ("metallic", "gapped")
     from matpcr_plugins.dft.controls import NAMES as _names
     control_names = _names["metallicity"]
@@ -258,7 +259,7 @@ class MagnetismOracle(_DFTOracle):
     constraint = "magnetism"
     field = "total_magnetization"
     tolerance_param = "zero_moment_muB_per_atom"
-    defaults = {"zero_moment_muB_per_atom": 0.05, "magnitude_factor": 10.0}
+    defaults = {"zero_moment_muB_per_atom": ZERO_MOMENT_MUB_PER_ATOM, "magnitude_factor": 10.0}
     classes = ("magnetic", "nonmagnetic")
     from matpcr_plugins.dft.controls import NAMES as _names
     control_names = _names["magnetism"]

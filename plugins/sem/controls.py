@@ -13,6 +13,7 @@ oracle's OCR'd scale bar.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ def field_of_view_nm(item: Item) -> tuple[float, float]:
 
     side = item.meta.get("sidecar") or {}
     pixel = float(side["pixel_size"])  # KeyError/ValueError: no recorded calibration, no control
-    width, height = check_image(__import__("pathlib").Path(item.reference["file"]))
+    width, height = check_image(Path(item.reference["file"]))
     return pixel * max(width, height), pixel
 
 

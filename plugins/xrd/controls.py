@@ -26,6 +26,7 @@ import numpy as np
 
 from matpcr.protocols import Control
 from matpcr.records import Item
+from matpcr_plugins.xrd.radiation import CU_KA1_NAME, CU_KA_NAME
 
 ANODES = ("MoKa", "CoKa", "CrKa", "FeKa", "AgKa")
 NAMES = {"random": "negative", "other_phase": "negative", "lattice_strain": "negative", "near_miss": "negative",
@@ -113,7 +114,7 @@ def build(oracle: Any, item: Item, pool: list[Item], rng: np.random.Generator) -
     path = str(ref["file"])
     window = tuple(float(v) for v in ref.get("window", (5.0, 90.0)))
     lo, hi = window
-    x, y = lines(path, "CuKa", window)
+    x, y = lines(path, CU_KA_NAME, window)
     top = strongest(x, y)
     out.append(Control("random", "negative", _fmt(sorted(rng.uniform(lo, hi, 3))), "°"))
     others = [p for p in pool if p.reference.get("kind") == "computed" and p.reference.get("formula") != ref.get("formula")
@@ -124,7 +125,7 @@ def build(oracle: Any, item: Item, pool: list[Item], rng: np.random.Generator) -
         oy = np.asarray(other.reference["intensity"], float)
         out.append(Control("other_phase", "negative", _fmt(strongest(ox, oy)), "°", {"other": other.id}))
     strain = float(rng.choice([-1, 1]) * rng.uniform(0.01, 0.05))
-    sx, sy = lines(path, "CuKa", window, round(strain, 4))
+    sx, sy = lines(path, CU_KA_NAME, window, round(strain, 4))
     if sx.size:
         out.append(Control("lattice_strain", "negative", _fmt(strongest(sx, sy)), "°", {"strain": round(strain, 4)}))
     if top:
@@ -139,7 +140,7 @@ def build(oracle: Any, item: Item, pool: list[Item], rng: np.random.Generator) -
     weak = x[(y < 5.0)]
     if weak.size:
         out.append(Control("weak_reflection", "positive", _fmt([float(rng.choice(weak))]), "°"))
-    kx, ky = lines(path, "CuKa1", window)
+    kx, ky = lines(path, CU_KA1_NAME, window)
     if kx.size:
         out.append(Control("kalpha1", "positive", _fmt(strongest(kx, ky)), "°"))
     return out

@@ -14,8 +14,9 @@ from matpcr.records import Item, file_sha256
 from matpcr.tasks import TaskConfig
 from matpcr_plugins.datafiles import confine, downsample_table, plot_xy, read_csv, read_xy
 from matpcr_plugins.datasources.locate import dataset_dir, optional_dir
+from matpcr_plugins.xrd.radiation import CU_KA, CU_KA1, CU_KA_NAME
 
-QUESTION = ("Under Cu Kα radiation (λ = 1.5418 Å), at which 2θ angles (in degrees) do the three strongest "
+QUESTION = (f"Under Cu Kα radiation (λ = {CU_KA:.4f} Å), at which 2θ angles (in degrees) do the three strongest "
             "X-ray powder diffraction reflections of {phase} appear?")
 PATTERN_QUESTION = "At which 2θ angles (in degrees) are the three strongest reflections of this pattern?"
 
@@ -149,7 +150,7 @@ class StructureLoader(TaskLoader):
             structure = load_structure(item.reference["file"])
         phase = item.reference["phase"]
         source = item.reference["file"] + (f" [{item.id}]" if item.id.startswith("mp40:") else "")
-        pattern = computed_pattern(structure, "CuKa", tuple(item.reference["window"]), source=source)
+        pattern = computed_pattern(structure, CU_KA_NAME, tuple(item.reference["window"]), source=source)
         sidecar = item.meta.get("sidecar") or cif_sidecar(Path(item.reference["file"]))
         item.reference = {**item.reference, **pattern, "formula": structure.composition.reduced_formula,
                           "sidecar": sidecar}
@@ -185,7 +186,7 @@ class PatternLoader(TaskLoader):
                 for n, row in enumerate(read_csv(folder / "spectra_index.csv"), 2):
                     phases = row["labelled_phases"].split(";")
                     path = confine(folder, row["file"], folder / "spectra_index.csv", n)
-                    items.append(self._item(config, "autoanalyzer", path, self._mixture(phases), 1.5406,
+                    items.append(self._item(config, "autoanalyzer", path, self._mixture(phases), CU_KA1,
                                             "XRD-AutoAnalyzer example spectra", "MIT"))
             elif source == "thinfilm":
                 folder = dataset_dir(data_dir, "xrd_autoxrd_thinfilm", f"task {config.task}")
@@ -198,7 +199,7 @@ class PatternLoader(TaskLoader):
                     label = (f"a thin film of {compound} (space group {row['space_group_label']})"
                              if compound and not compound[0].isdigit() else
                              f"a halide-perovskite thin film (space group {row['space_group_label']})")
-                    items.append(self._item(config, "thinfilm", path, label, 1.5406,
+                    items.append(self._item(config, "thinfilm", path, label, CU_KA1,
                                             "autoXRD thin films (PV-Lab/autoXRD)", "Apache-2.0"))
             else:
                 raise DataError(f"task {config.task}: unknown pattern source {source!r} (known: dara, autoanalyzer, thinfilm)")

@@ -21,8 +21,8 @@ from matpcr.protocols import Metric, Oracle
 from matpcr.records import Claim, Extraction, Item, Verdict
 from matpcr_plugins.claims.diffraction import DiffractionReader
 from matpcr_plugins.peaks import nearest_distance, nearest_distances
+from matpcr_plugins.xrd.radiation import ANODES, CU_KA
 
-CU_KA = 1.54184  # Å, pymatgen's "CuKa" (Kα1/Kα2 weighted mean)
 _READER = DiffractionReader()
 
 
@@ -42,7 +42,7 @@ class PreparedPattern:
 #: the largest 2θ a computed reference covers: every reflection with sinθ ≤ 1 up to here is realizable
 REALIZABLE_MAX_DEG = 179.9
 #: radiations a chain may name, Å (pymatgen's Kα weighted means)
-RADIATIONS = {"mo": 0.71073, "co": 1.78897, "cr": 2.29100, "fe": 1.93604, "ag": 0.560885, "cu": CU_KA, "w": 0.2106}
+RADIATIONS = ANODES
 
 def chance_fraction(peaks: np.ndarray, lo: float, hi: float, tol: float, points: int = 20001) -> float:
     """Oracle power: the share of [lo, hi] lying within ``tol`` of a line in ``peaks``, i.e. the probability

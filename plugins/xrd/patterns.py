@@ -22,8 +22,8 @@ import numpy as np
 
 from matpcr.errors import DataError
 from matpcr_plugins.datafiles import read_xy
+from matpcr_plugins.xrd.radiation import CU_KA_NAME
 
-CU_KA_NAME = "CuKa"
 
 
 def load_structure(path: str | Path) -> Any:
