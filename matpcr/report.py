@@ -159,12 +159,16 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
                 continue
             c = m["status_counts"]
             cells4 = m.get("accuracy_vs_consistency") or {}
-            rows.append([lab, t, rate_cell(m.get("pcr")), rate_cell(m.get("pcr_chance_corrected")),
+            true = m.get("pcr_true_range") or {}
+            true_cell = "–" if true.get("pcr_true_low") is None else \
+                f"[{true['pcr_true_low']:.3f}, {true['pcr_true_high']:.3f}]"
+            rows.append([lab, t, rate_cell(m.get("pcr")), true_cell, rate_cell(m.get("pcr_chance_corrected")),
                          rate_cell(m.get("first_claim_pcr")), rate_cell(m.get("claim_violation_rate")),
                          str(c.get("violated", 0)), str(c.get("abstain", 0)), str(c.get("unparsable", 0)),
                          str(c.get("error", 0)), rate_cell(m.get("accuracy")),
                          " ".join(f"{k}={cells4[k]}" for k in ("AC", "AI", "WC", "WI") if k in cells4) or "–"])
-    sections.append(("Per task", ["model", "task", "PCR", "chance-corrected PCR", "first-claim PCR",
+    sections.append(("Per task", ["model", "task", "PCR", "true PCR range (Corollary 2, gate d̂/f̂)",
+                                  "chance-corrected PCR", "first-claim PCR",
                                   "claim violation rate ρ", "violated", "abstain", "unparsable", "error", "accuracy",
                                   "cells"], rows))
     rows = [[lab, t, name, rate_cell(rate), str(rate.get("unscored", 0))]

@@ -55,6 +55,11 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict) -> None:
     assert _records(out).keys() == _records(runs["whole"]).keys()
     report = run_cli("report", str(out))
     assert report.returncode == 0, report.stderr
+    md = (out / "report.md").read_text()
+    xrd_row = next(line for line in md.splitlines() if "| xrd_text |" in line and "Corollary" not in line)
+    low, high = merged["metrics"]["tasks"]["xrd_text"]["pcr_true_range"]["pcr_true_low"], \
+        merged["metrics"]["tasks"]["xrd_text"]["pcr_true_range"]["pcr_true_high"]
+    assert "true PCR range (Corollary 2" in md and f"[{low:.3f}, {high:.3f}]" in xrd_row
 
 
 def test_merge_refuses_missing_duplicated_or_foreign_shards(runs: dict, data_dir: Path) -> None:
