@@ -291,3 +291,13 @@ def test_other_polymorph_rows_in_stability() -> None:
     got = claims(StabilityOracle(), "| polymorph | E above hull (eV/atom) |\n|---|---|\n| wurtzite | 0.000 |\n"
                                     "| zinc blende | 0.042 |\nThe asked structure is zinc blende: 0.042 eV/atom.\nAnswer: stable")
     assert ("e_above_hull", 0.042, "eV/atom") in got and ("e_above_hull", 0.0, "eV/atom") not in got
+
+
+def test_slit_and_geometry_settings_are_not_peaks() -> None:
+    """Found by the validity gate's distractor templates: a slit width written before "slit" is a setting."""
+    from matpcr.plugins import get_manager
+
+    oracle = get_manager().registry.get("oracles", "xrd").factory()
+    read = oracle.read("We used a 0.5° divergence slit and 2.5° Soller slits; reflections at 2θ = 28.4° and 47.3°.")
+    assert [c.value for c in read.claims] == [28.4, 47.3]
+    assert {(r.value, r.reason) for r in read.rejected} >= {(0.5, "instrument_setting"), (2.5, "instrument_setting")}

@@ -92,7 +92,9 @@ ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
 ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
 INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|scan|measuring)\s+lines?|steps?|step size|resolution|increments?|intervals?|grid|"
-                              r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective)\b", re.I)
+                              r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective|"
+                              r"(?:(?:fixed|automatic|programmable|anti-?scatter|receiving|divergence|soller)\s+)?slits?|"
+                              r"(?:sample\s+)?(?:offset|tilt|oscillation)|(?:mono(?:chromator)?\s+)?take-?off)\b", re.I)
 # the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
 OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
                            r"\bwhereas\b[^.\n]{0,40}$", re.I)
