@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable
 from urllib.parse import quote, urlsplit
 
 from matpcr.errors import DataError, MatpcrError, UnknownNameError
+from matpcr.records import file_sha256
 
 log = logging.getLogger("matpcr.data")
 
@@ -214,14 +215,6 @@ class _Retry(Exception):
     """A failure worth another attempt (connection dropped, 5xx, 429)."""
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class Downloader:
     """Resumable, retried, verified downloads with a progress bar per file."""
 
@@ -241,13 +234,13 @@ class Downloader:
         """Download ``url`` to ``dest``: into ``dest.part`` (resumed with a Range request after a dropped
         connection), verified against ``sha256``, then renamed. A file already at ``dest`` with the right
         digest is kept. On failure nothing is left at ``dest`` and a DataError names the URL."""
-        if dest.exists() and sha256 and _sha256(dest) == sha256:
+        if dest.exists() and sha256 and file_sha256(dest) == sha256:
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
         self._download(url, part, size, desc=dest.name)
         if sha256:
-            got = _sha256(part)
+            got = file_sha256(part)
             if got != sha256:
                 part.unlink(missing_ok=True)
                 raise DataError(f"checksum mismatch for {url}: expected sha256 {sha256}, got {got}; the file was "
@@ -326,7 +319,7 @@ def _extract(archive: Path, remote: RemoteFile, dest: Path, url: str) -> None:
         part.unlink(missing_ok=True)
         raise DataError(f"{url}: cannot extract {remote.member!r} ({exc})") from None
     if remote.sha256:
-        got = _sha256(part)
+        got = file_sha256(part)
         if got != remote.sha256:
             part.unlink(missing_ok=True)
             raise DataError(f"checksum mismatch for {remote.member} in {url}: expected sha256 {remote.sha256}, got "
@@ -350,7 +343,7 @@ def _update_manifest(root: Path, name: str) -> None:
     folder = root / name
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".matpcr")
                        and not p.name.endswith(".part")):
-        lines.append(f"{_sha256(path)}  ./{path.relative_to(root).as_posix()}")
+        lines.append(f"{file_sha256(path)}  ./{path.relative_to(root).as_posix()}")
     tmp = manifest.with_name(MANIFEST + ".tmp")
     tmp.write_text("\n".join(sorted(lines, key=lambda l: l.split("  ", 1)[-1])) + "\n")
     os.replace(tmp, manifest)
@@ -390,7 +383,7 @@ def pull(names: Iterable[str], data_dir: Path, base_url: str | None = None, prog
                         ctx.download(remote)
                         continue
                     dest = folder / remote.path
-                    if dest.exists() and remote.sha256 and _sha256(dest) == remote.sha256:
+                    if dest.exists() and remote.sha256 and file_sha256(dest) == remote.sha256:
                         continue
                     url = ctx.url(remote.url)
                     if url not in archives:
@@ -474,7 +467,7 @@ def verify_manifest(data_dir: Path | None) -> dict[str, Any]:
         if not path.exists():
             missing.append(str(path))
             continue
-        if _sha256(path) != digest.strip():
+        if file_sha256(path) != digest.strip():
             changed.append(str(path))
         else:
             ok += 1

@@ -20,20 +20,12 @@ from typing import Any
 from matpcr import hookimpl
 from matpcr.errors import MatpcrError
 from matpcr.protocols import Capabilities
-from matpcr.records import Request, Response
+from matpcr.records import Request, Response, file_sha256
 
 log = logging.getLogger("matpcr.hf")
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def local_fingerprint(path: Path) -> str:
@@ -50,7 +42,7 @@ def local_fingerprint(path: Path) -> str:
         digest = hashlib.sha256()
         for p in files:
             digest.update(p.name.encode())
-            digest.update(_sha256_file(p).encode())
+            digest.update(file_sha256(p).encode())
         known[key] = digest.hexdigest()
         memo.parent.mkdir(parents=True, exist_ok=True)
         memo.write_text(json.dumps(known))
