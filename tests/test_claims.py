@@ -301,3 +301,56 @@ def test_slit_and_geometry_settings_are_not_peaks() -> None:
     read = oracle.read("We used a 0.5° divergence slit and 2.5° Soller slits; reflections at 2θ = 28.4° and 47.3°.")
     assert [c.value for c in read.claims] == [28.4, 47.3]
     assert {(r.value, r.reason) for r in read.rejected} >= {(0.5, "instrument_setting"), (2.5, "instrument_setting")}
+
+
+# -- the w3 batch (issue #12): rules generalised from the third written dev batch ----------------------
+def test_latex_tabular_cells_take_their_column_headers() -> None:
+    chain = ("\\begin{tabular}{lcc}\nhkl & $d$ (\\AA) & $2\\theta$ (deg) \\\\\n\\hline\n111 & 3.135 & 28.44 \\\\\n"
+             "220 & 1.920 & 47.30 \\\\\n\\end{tabular}")
+    assert sorted(claims(XRD, chain)) == [("d_spacing", 1.92, "angstrom"), ("d_spacing", 3.135, "angstrom"),
+                                          ("two_theta", 28.44, "deg"), ("two_theta", 47.3, "deg")]
+    rows = "| quantity | value |\n|---|---|\n| E_hull (eV/atom) | 0.021 |\nAnswer: stable"
+    assert ("e_above_hull", 0.021, "eV/atom") in claims(STABILITY, rows)
+
+
+def test_theta_inside_a_sine_and_parallel_theta_lists_are_half_angles() -> None:
+    assert claims(XRD, "d = 3.135 Å = 1.5418/(2 sin 14.22°), so 2θ = 28.44°.") == [("d_spacing", 3.135, "angstrom"),
+                                                                                  ("two_theta", 28.44, "deg")]
+    got = claims(XRD, "The diffraction angle θ for (111) is 14.2°, and for (220) it is 23.7°.")
+    assert sorted(v for _, v, _ in got) == [28.4, 47.4]
+
+
+def test_differences_coefficients_counts_and_stutters_are_not_values() -> None:
+    assert claims(XRD, "The 111 line at 38.12° has a Kα2 shoulder about 0.1° higher.") == [("two_theta", 38.12, "deg")]
+    assert claims(RAMAN, "Si at 520.6 cm⁻¹ softens with dω/dT = −0.022 cm⁻¹/K.") == [("raman_shift", 520.6, "cm-1")]
+    assert claims(RAMAN, "Raman bands were observed at 3 positions: 464, 206 and 128 cm−1.") == [
+        ("raman_shift", 464.0, "cm-1"), ("raman_shift", 206.0, "cm-1"), ("raman_shift", 128.0, "cm-1")]
+    assert claims(XRD, "The 2θ = 26 26 26 the reflections of Quartz.") == []
+    assert claims(RAMAN, "Bands expected for baddeleyite at 178 and 190 cm⁻¹ are not observed; ν3 at 1008 cm⁻¹.") == [
+        ("raman_shift", 1008.0, "cm-1")]
+
+
+def test_references_in_a_measured_pattern_are_not_readings() -> None:
+    question = "Measured powder X-ray diffraction pattern of an anatase TiO2 thin film. At which 2θ angles ...?"
+    chain = "The film shows (101) at 25.3°. Bulk anatase has its (101) at 25.28° (JCPDS 21-1272)."
+    assert claims(XRD, chain, question) == [("two_theta", 25.3, "deg")]
+
+
+def test_offered_alternatives_commit_to_no_class() -> None:
+    assert claims(STABILITY, "The answer is 'stable' or 'unstable'.") == []
+    assert claims(METALLICITY, "Answer: metallic (zero band gap) or does it have a band gap") == []
+    assert claims(STABILITY, "1. The answer is \"stable\"\n2. The answer is \"unstable\"") == [("stability", "unstable", "")]
+
+
+def test_dft_wording_variants() -> None:
+    got = claims(STABILITY, "Cubic Mn3O4 sits above the hull by 38 meV per atom.\nAnswer: stable")
+    assert ("e_above_hull", 0.038, "eV/atom") in got
+    assert claims(STABILITY, "Li4Ti is unlikely to be stable.") == [("stability", "unstable", "")]
+    assert claims(MAGNETISM, "Each Ni carries 1.65 µB, but the net moment is zero.")[0] == ("magnetism", "nonmagnetic", "")
+    got = claims(MAGNETISM, "M_tot = 3.00 μB per f.u.; m(Fe) = 1.5 μB and m_{Co} = 0.2 μB.")
+    assert ("magnetic_moment", 1.5, "muB/element:Fe") in got and ("magnetic_moment", 0.2, "muB/element:Co") in got
+    table = "| atom | m (μB) |\n|---|---|\n| Co | 1.02 |\n| Mn | 2.97 |"
+    assert {u for k, _, u in claims(MAGNETISM, table) if k == "magnetic_moment"} == {"muB/element:Co", "muB/element:Mn"}
+    got = claims(METALLICITY, "The conduction-band minimum lies 1.1 eV above the valence-band maximum; a 0.8 eV gap in the "
+                              "minority channel belongs to another system.")
+    assert [v for k, v, _ in got if k == "band_gap"] == [1.1]

@@ -51,14 +51,18 @@ DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifferen
                       r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b")
 
 # a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
-WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield)\b"
+WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield|"
+                   r"show|have|display|exhibit|produce|look|contain)\b"
                    r"[^.\n;]{0,40}$", re.I)
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
+# a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
+DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
+                              r"longer|between\s+(?:them|the|these|those|both|its|their))\b", re.I)
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
-NEGATION_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
+NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
                             r"visible|allowed|there|expected|found)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
@@ -78,7 +82,7 @@ HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
 COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", re.I)
-RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
+RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
 RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no\b|actually|correction|hold on|on second thought|scratch that|"
@@ -95,11 +99,25 @@ INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|sc
                               r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective|"
                               r"(?:(?:fixed|automatic|programmable|anti-?scatter|receiving|divergence|soller)\s+)?slits?|"
                               r"(?:sample\s+)?(?:offset|tilt|oscillation)|(?:mono(?:chromator)?\s+)?take-?off)\b", re.I)
+# a retraction right after a list separator: "Au (111) at 38.8°, scratch that, ..." (not "28.4°, 47.3°, wrong")
+RETRACT_IMMEDIATE = re.compile(r"[,;]\s*(?:no,?\s+wait|wait|sorry|scratch that|oops|correction|i mean|no\s*[—–-]|"
+                               r"that(?:'s| is| was) wrong|no,?\s+actually)\b", re.I)
+# a bare integer counting things: "observed at 3 positions", "3 strongest reflections", "12 formula units"
+COUNT_AFTER = re.compile(r"[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
+                         r"inequivalent|magnetic)[ \t]+)?(?:positions|bands|peaks|modes|lines|reflections|particles|atoms|"
+                         r"sites|values|points|rows|grains|crystals|steps|times|formula units|components|phases)\b", re.I)
+# a rate or coefficient, not a value: "−0.022 cm⁻¹/K", "5.2 cm⁻¹/GPa", "0.3 eV per GPa"
+COEFFICIENT_AFTER = re.compile(r"[ \t]*(?:/|per[ \t]+)(?:K|°C|GPa|MPa|kbar|bar|%|layer|T|kOe|Oe|V|volt)(?![\w])")
 # the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
 OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
                            r"\bwhereas\b[^.\n]{0,40}$", re.I)
+# the main clause after a contrast ("Unlike aragonite, whose ν4 is at 701 cm⁻¹, this calcite shows 712 cm⁻¹"): its
+# numbers are the asked sample's again
+MAIN_CLAUSE = re.compile(r"[,;]\s*(?:(?:but|and|so)\s+)?(?:this|these|our|here|it|we|the\s+(?:present|measured|asked|given|"
+                         r"sample|film|spectrum|pattern|micrograph|material|compound)|in\s+(?:this|our|the\s+(?:present|"
+                         r"measured|asked))\b)\b", re.I)
 # a bare number inside arithmetic ("M = (1.11) * 10^(-24) * ...") is a fragment, not a stated value
-ARITHMETIC_AFTER = re.compile(r"\s*\)?\s*[*×/^+]")
+ARITHMETIC_AFTER = re.compile(r"\s*\)?\s*(?:[*×/^+]|(?:arc)?(?:sin|cos|tan)\b|asin\b)")
 ANSWER = re.compile(r"(?:\bfinal\s+)?\banswers?\b\s*(?:\([^()\n]{0,20}\))?\s*[:=]|\bthe answer is\b\s*:?|\\boxed\b", re.I)
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
@@ -148,8 +166,20 @@ def clause_start(text: str, sent_start: int, pos: int, width: int = 80) -> int:
     lo = max(sent_start, pos - width)
     last = lo
     for m in _CLAUSE_END.finditer(text, lo, pos):
+        if text[m.start()] == "(" and text.find(")", m.end(), pos) >= 0:
+            continue  # a closed parenthesis before the number ("no (111) peak near 43.5°") is an aside, not a break
         last = m.end()
     return last
+
+
+def open_paren(text: str, lo: int, pos: int) -> int:
+    """The start of the innermost parenthesis still open at ``pos`` (searching back to ``lo``), else ``pos``."""
+    p = text.rfind("(", lo, pos)
+    while p >= 0:
+        if text.count("(", p, pos) > text.count(")", p, pos):
+            return p
+        p = text.rfind("(", lo, p)
+    return pos
 
 
 def window(text: str, sent_start: int, pos: int, width: int = 60) -> int:
@@ -167,6 +197,8 @@ def answer_span(text: str) -> tuple[int, int] | None:
         if k < 0:
             return None
         last = ANSWER.match(text, max(0, k - 6) if low.startswith("final", max(0, k - 6)) else k)
+        if (last is None or last.end() <= k) and low.startswith("the ", max(0, k - 4)):
+            last = ANSWER.match(text, k - 4)  # "The answer is 'unstable'"
         if last is None or last.end() <= k:
             last = ANSWER.match(text, k)
         pos = k

@@ -47,6 +47,19 @@ _OTHER_BARE = cx.attached(r"\bintensit(?:y|ies)\b|\bcounts?\b|\bheights?\b|\bare
                           r"\bmultiplicit(?:y|ies)\b|\bstructure factor\b|\bF_?\w*\s*=")
 _REFERENCE = cx.attached(r"\breference\b|\bbulk\b|\bliterature\b|\breported\b|\bICDD\b|\bPDF\b|\bJCPDS\b|"
                          r"\b(?:moves?|shifts?|shifted|changes?|changed|goes|went)\s+from\b")
+# a reference value named anywhere in its clause ("Bulk anatase has its (101) at 25.28°", "for comparison bulk TiN has
+# (200) at 42.74°") or cited right after the number ("25.28° (JCPDS 21-1272)")
+_REFERENCE_CLAUSE = re.compile(r"\bbulk\b|\breference\b|\bliterature\b|\breported\b|\bICDD\b|\bPDF\b|\bJCPDS\b|"
+                               r"\bfor comparison\b|\bcompared (?:to|with)\b|\btextbook\b|\btabulated\b", re.I)
+# a length that the words right after it make a size: "in these 8 nm particles", "a 20 nm thick film"
+_SIZE_AFTER = re.compile(r"[ \t]*(?:-[ \t]*)?(?:particles?|crystallites?|grains?|crystals?|nanoparticles?|thick|thickness|"
+                         r"film|layers?|wide|diameter|sized?|domains?)\b", re.I)
+# sin θ, cos θ: a Bragg half-angle inside a formula
+_TRIG = re.compile(r"\b(?:sin|cos|tan)\s*\(?\s*$", re.I)
+# the next member of a parallel list after a θ value: ", and for (220) it is", "; (311):"
+_PARALLEL = re.compile(r"\s*(?:[,;]\s*)?(?:and\s+)?(?:for\s+)?(?:the\s+)?(?:\(\s*\d{3}\s*\)|\d{3})\s*(?:(?:reflection|peak|line|plane)s?\s*)?"
+                       r"(?:it\s+is|is|=|:|at|of)?\s*(?:about|approximately|≈|~)?\s*", re.I)
+_CITED_AFTER = re.compile(r"\s*[(\[]\s*(?:JCPDS|ICDD|PDF|COD|ICSD|ref\.?|reference|literature|bulk|lit\.)\b", re.I)
 _ASKED_SYMBOL = re.compile(r"(?:twotheta|\b[xyz]°)\s*(?:\([^()]{0,10}\))?\s*[=≈:]\s*$|twotheta[^.\n\d=]{0,16}[=≈:]\s*$")
 # "the three strongest peaks are at 28.4, 47.3 and 56.1": a bare list the words name as peak positions
 _ASKED_LIST = re.compile(r"(?:\bpeaks?|\breflections?|\blines?|\bmaxima|\bangles?)\b[^.\n\d]{0,40}?"
@@ -81,6 +94,7 @@ class DiffractionReader(QuantityReader):
                               "lines", "positions", "angles", "values", "are", "is", "of", "near", "deg"})
     instrument = _INSTRUMENT
     miller = True
+    difference_after = True
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
         self._merge_theta(extraction)
@@ -157,6 +171,11 @@ class DiffractionReader(QuantityReader):
         lo, hi = run.lo, head.start
         if _REFERENCE.search(norm, lo, hi):
             return "other_property"
+        if self._measured(scan):  # a measured pattern: a reference value named in the clause is not a reading of it
+            aside = cx.open_paren(norm, max(run.s_start, hi - 200), hi)  # inside "(ICDD 21-1276, where ... at 27.45°)"
+            if _CITED_AFTER.match(norm, head.end) \
+                    or _REFERENCE_CLAUSE.search(norm, min(aside, cx.clause_start(norm, run.s_start, hi)), hi):
+                return "other_property"
         radiation = None
         for m in _OTHER_RADIATION.finditer(norm, max(run.s_start, hi - 80), hi):
             radiation = m
@@ -170,17 +189,24 @@ class DiffractionReader(QuantityReader):
                 return "other_property"  # "calcite's fingerprint is one dominant line near 29.4°"
             if _TWO_THETA.search(norm, max(lo, hi - 25), hi):
                 return ("two_theta", 1.0, "deg")
+            if _TRIG.search(norm, max(lo, hi - 8), hi):
+                return ("two_theta", 2.0, "deg")  # "2 sin 14.22°": θ inside Bragg's law, doubled
             theta_key = ("theta-sentence", run.s_start)
             if _THETA_ONLY.search(norm, lo, hi) or _THETA_SUBJECT.search(norm, max(run.s_start, hi - 80), hi):
                 if _THETA_SUBJECT.search(norm, max(run.s_start, hi - 80), hi):
                     scan.memo[theta_key] = True  # "the Bragg angles θ ... are 19.11° for (111), 22.21° for (200)"
+                scan.memo[("theta-end", run.s_start)] = head.end
                 return ("two_theta", 2.0, "deg")  # a θ-only statement, doubled
+            theta_end = scan.memo.get(("theta-end", run.s_start))
+            if theta_end is not None and theta_end <= hi and _PARALLEL.fullmatch(norm, theta_end, hi):
+                scan.memo[("theta-end", run.s_start)] = head.end
+                return ("two_theta", 2.0, "deg")  # "θ for (111) is 14.2°, and for (220) it is 23.7°": the same θ list
             if scan.memo.get(theta_key) and not _TWO_THETA.search(norm, max(run.s_start, hi - 200), hi):
                 return ("two_theta", 2.0, "deg")  # a later member of that sentence's θ list
             return ("two_theta", 1.0, "deg")
         if unit in ("angstrom", "nm", "pm"):
             factor = {"nm": 10.0, "pm": 0.01}.get(unit, 1.0)
-            if _SIZE.search(norm, max(run.s_start, head.start - 40), head.start):
+            if _SIZE.search(norm, max(run.s_start, head.start - 40), head.start) or _SIZE_AFTER.match(norm, head.end):
                 return "other_property"  # "a crystallite size D = 12 nm" (Scherrer), not a d-spacing
             if _D_ATTACHED.search(norm, lo, hi):
                 return ("d_spacing", factor, "angstrom")
@@ -191,6 +217,16 @@ class DiffractionReader(QuantityReader):
                 return ("d_spacing", factor, "angstrom")
             return "other_property"
         return "other_property"
+
+    @staticmethod
+    def _measured(scan: Scan) -> bool:
+        """Whether the chain reads a measured pattern (the question gives one, or the chain is about a film or sample)
+        rather than predicting the lines of a crystal structure, where a literature value is the answer itself."""
+        measured = scan.memo.get("measured")
+        if measured is None:
+            question = (getattr(scan.item, "text", None) or "").lower()
+            measured = scan.memo["measured"] = bool(scan.table) or "measured" in question or "film" in question
+        return measured
 
     def explicit(self, scan: Scan, run: Run) -> bool:
         lo = max(run.s_start, run.head.start - 40)

@@ -17,10 +17,10 @@ TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7
 
 _INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpixel(?: size)?\b|\bfield of view\b|\bFOV\b|"
                           r"\bHFW\b|\bfield width\b|\bimage (?:width|height|size)\b|\bscale ?bar(?:\s+(?:of|labell?ed|length|reads|shows))?\b|"
-                          r"\bresolution\b|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
+                          r"\bresolution\b|\bresolv\w*|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
                           r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
 _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b|"
-                    r"\bd-?spacing\b|\bcommercial\b|\bnominal\b|\bmanufacturer\b|\bliterature\b|\breported\b|"
+                    r"\bd-?spacing\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b", re.I)
 _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+(?:size|diameter|width)\b|"
@@ -28,22 +28,38 @@ _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+
 
 
 # the field of view or scale bar named earlier in the clause, with no feature named in between
-_FIELD = re.compile(r"\bfield of view\b|\bFOV\b|\bimage (?:width|height|size|spans|covers|is)\b|\b(?:whole|entire) image\b|"
+_FIELD = re.compile(r"\bfield of view\b|\bFOV\b|\bimage (?:width|height|size|spans|covers|is)\b|"
+                    r"\b(?:image|micrograph|frame)\b[^.\n]{0,40}?\b(?:covers|spans)\b|\b(?:whole|entire) image\b|"
                     r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
 _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\bagglomerat\w*|\bcrystals?\b|\bwires?\b|"
                       r"\brods?\b|\bspheres?\b|\bpores?\b|\bsize\b", re.I)
+
+
+# a size of the sample in another state: "(from about 40 nm before annealing)"
+# a sample-preparation layer: "on a 20 nm ZnO seed layer", "a 5 nm Pt coating"
+_PREP_AFTER = re.compile(r"\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buffer|adhesion|conductive|sputtered|carbon|gold|Au|Pt|Cr|"
+                         r"Ir)\s*(?:layer|coating|film)\b")
+# distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
+_SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
+_OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|"
+                                r"milling|treatment|growth|coarsening)\b", re.I)
 
 
 class MicroscopyReader(QuantityReader):
     family = "sem"
     answer_unit = None
     instrument = _INSTRUMENT
+    difference_after = True
+    apart_is_distance = True
+    between_difference = re.compile(r"\b(?:difference|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)  # "wires 250 nm apart": a spacing of features, not a difference of two values
     echo_first = True
 
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         factor = TO_NM.get(unit)
-        if factor is None:
+        if factor is None or _OTHER_STATE_AFTER.match(scan.norm, run.head.end):
             return "other_property"
+        if _PREP_AFTER.match(scan.norm, run.head.end):
+            return "instrument_setting"
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
         if _OTHER.search(scan.norm, clause, run.head.start):
             return "other_property"  # a crystallite size, a literature value
@@ -53,6 +69,12 @@ class MicroscopyReader(QuantityReader):
         if field is not None and not _FEATURE.search(scan.norm, field.end(), run.head.start):
             return "instrument_setting"  # "the field of view is 1024 px × 7.41 nm/px ≈ 7.6 µm"
         return ("feature_size", factor, "nm")
+
+    def run_reason(self, scan: Scan, run: Run) -> str | None:
+        reason = super().run_reason(scan, run)
+        if reason == "other" and _SEM_DISTANCE.search(scan.norm, max(run.lo, run.head.start - 60), run.head.start):
+            return None  # the spacing or separation of features in the micrograph is a feature size too
+        return reason
 
     def explicit(self, scan: Scan, run: Run) -> bool:
         return bool(_EXPLICIT.search(scan.norm, max(run.s_start, run.head.start - 50), run.head.start))

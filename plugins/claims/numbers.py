@@ -25,7 +25,7 @@ _BASIS = (r"(?P<basis>atoms?|at\.|sites?|f\.?\s?u\.?|formula[- ]units?|unit[- ]c
           r"[A-Z][a-z]?(?![a-z]))")
 # canonical units; the alternation order matters (longest spellings first)
 _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å\s*\^?\s*[23]|Å|"
-         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|nm\s*\^?\s*[23]|nm|µm\s*\^?\s*[23]|µm|mm|pm|cm(?![\w-])|"
+         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm\s*\^?\s*[23]|nm|µm\s*\^?\s*[23]|µm|mm|pm|cm(?![\w-])|"
          r"m?eV(?:" + _PER + r"(?:atoms?|at\.|f\.?\s?u\.?|formula[- ]units?|cells?)(?:\s*\^\s*-\s*1)?(?![a-z]))?|"
          r"(?<![a-z])eV|keV|kJ\s*/\s*mol|kcal\s*/\s*mol|"
          r"µB(?:\s*(?:/|per|on\s+each|on)\s*" + _BASIS + r")?|"
@@ -69,7 +69,7 @@ class Number:
 def canonical_unit(raw: str) -> str:
     """The canonical name of a unit spelling matched by ``_UNIT``."""
     u = raw.replace(" ", "")
-    if re.fullmatch(r"(?:nm|µm|mm|pm|Å)(?:/|per)(?:px|pixels?)", u):
+    if re.fullmatch(r"(?:nm|µm|mm|pm|Å)(?:(?:/|per)(?:px|pixels?)|(?:px|pixels?)\^?-1)", u):
         return "length/px"
     if re.fullmatch(r"(?:wt|at|mol|vol)\.?%", u):
         return "fraction"
@@ -177,7 +177,7 @@ def tokenize(norm: str) -> list[Number]:
                 value = float(mant.replace(",", ""))
                 exponent = e1 or e2
                 if exponent is not None:
-                    value *= 10.0 ** int(exponent.replace(" ", ""))
+                    value = float(f"{value * 10.0 ** int(exponent.replace(' ', '')):.12g}")  # 6.230E+01 is 62.3
             except (ValueError, OverflowError):
                 value = math.nan
             if value != value or value in (math.inf, -math.inf):
@@ -255,7 +255,7 @@ def _same_quantity(a: Number, b: Number) -> bool:
     return not a.unit or not b.unit or a.unit == b.unit
 
 
-_WORD_AFTER = re.compile(r"[ \t]*[A-Za-z(θ]")
+_WORD_AFTER = re.compile(r"[ \t]*(?:[A-Za-z(θ]|→|->|⟶|=>)")  # "220 → 45.4°": a label mapped to a value takes no unit
 
 
 def _share(norm: str, group: list[Number]) -> None:

@@ -46,6 +46,7 @@ _IF = re.compile(r"\bif\b", re.I)
 _TIMES_BEFORE = re.compile(r"[×*]\s*$")
 _EQUALS_AFTER = re.compile(r"\s*=")
 _QUIET_AFTER = frozenset(",;.\n")
+_SPACED = re.compile(r"\bspaced\b", re.I)
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -136,7 +137,7 @@ def question_table(question: str | None) -> frozenset[float]:
 @lru_cache(maxsize=4096)
 def _question_table(question: str) -> frozenset[float]:
     rows = [float(m.group(1)) for m in _TABLE_ROW.finditer(question)]
-    return frozenset(key(v) for v in rows) if len(rows) >= 5 else frozenset()
+    return frozenset(key(v) for v in rows) if len(rows) >= 3 else frozenset()
 
 
 _HEADER = re.compile(r"\(([^()\n]{1,20})\)\s*[:=]\s*$|(?:in|/)\s*(cm-1|°|Å|nm|µm|eV|µB)\s*\)?\s*[:=]\s*$")
@@ -178,6 +179,13 @@ class QuantityReader:
     miller = False
     #: whether a number in the Answer line can be an echo (geometric answers are values, so there it cannot)
     answer_echo = False
+    #: whether a value followed by a comparative ("0.1° higher", "24 cm⁻¹ apart") is a difference, not a value (the
+    #: geometric families; in the DFT families "0.03 eV/atom above the hull" is the asked quantity)
+    difference_after = False
+    #: "the separation between A1g and E2g is 24.8 cm⁻¹": a difference of two values (a micrograph's spacings are sizes)
+    between_difference: re.Pattern[str] = cx.BETWEEN_DIFFERENCE
+    #: whether "N apart" is a distance (a feature of a micrograph) rather than a difference
+    apart_is_distance = False
     #: whether list members may share their list's verdict without being judged one by one (families whose
     #: verdict depends on the words right after each number, like "0.03 eV/atom above the hull", say no)
     fast_lane = True
@@ -352,6 +360,8 @@ class QuantityReader:
                     return "index"
                 if len(n.digits) <= 4 and cx.MILLER_AFTER.match(norm, n.end):
                     return "index"
+                if cx.COUNT_AFTER.match(norm, n.end):
+                    return "other"  # "at 3 positions", "the 3 strongest bands": a count
                 if len(n.digits) <= 2 and cx.ENUMERATION_AFTER.match(norm, n.end) \
                         and cx.ENUMERATION.search(norm, max(0, start - 12), start):
                     return "index"  # "Step 1:", "#2:", "| 3 |", "1. **Internal modes**": an enumeration
@@ -360,6 +370,13 @@ class QuantityReader:
             inst = cx.INSTRUMENT_AFTER.match(norm, n.end)
             if inst and not (inst.group("bin") and cx.BIN_POSITION.search(norm, max(0, start - 14), start)):
                 return "instrument_setting"  # "4 cm⁻¹ bins" (but "the 29.48° bin" is a position)
+        if n.unit and after and after not in _QUIET_AFTER and cx.COEFFICIENT_AFTER.match(norm, n.end):
+            return "other_property"  # "dω/dT = −0.022 cm⁻¹/K": a coefficient, not a value of the quantity
+        if self.difference_after and n.unit and after and after not in _QUIET_AFTER:
+            diff = cx.DIFFERENCE_AFTER.match(norm, n.end)
+            if diff and not (diff.group().strip().lower() == "apart" and (
+                    self.apart_is_distance or _SPACED.search(norm, max(0, start - 40), start))):
+                return "other"  # "a Kα2 shoulder about 0.1° higher": a difference ("planes spaced 3.1 Å apart" is not)
         if start > 0 and _TIMES_BEFORE.search(norm, max(0, start - 4), start) and _EQUALS_AFTER.match(norm, n.end):
             return "other"  # "60 × 4 nm = 240 nm": a factor of the arithmetic, not a stated value
         if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):
@@ -368,6 +385,12 @@ class QuantityReader:
             prev = scan.nums[n.index - 1].digits
             if len(n.digits) < len(prev) and prev.startswith(n.digits):
                 return "other"  # the chain was cut in the middle of a number ("..., 1027, 1")
+        if not n.unit and n.end < len(norm) and (norm[n.end].isalpha() or norm[n.end] == "θ") and norm[n.end] not in "eE":
+            return "other"  # "3θ = 4°", "2H", "4f": a number glued to a letter is part of a label, not a value
+        nums = scan.nums
+        if (n.link == "space" and n.index > 0 and nums[n.index - 1].value == n.value) or (
+                n.index + 1 < len(nums) and nums[n.index + 1].link == "space" and nums[n.index + 1].value == n.value):
+            return "other"  # "13.6 13.6 eV", "2θ = 26 26 26": a stuttering model, not a stated value
         if scan.table and n.link == "space" and not n.unit and key(n.value) not in scan.table and n.index > 0 \
                 and key(scan.nums[n.index - 1].value) in scan.table:
             return "other_property"  # "464.5 21040": a restated row's intensity
@@ -425,7 +448,12 @@ class QuantityReader:
         after = norm[n.end:n.end + 1]
         if after and after not in _QUIET_AFTER and cx.NEGATION_AFTER.match(norm, n.end):
             return "negated"
-        if after not in (",", ";") and cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60)):
+        last = self._list_end(scan, n, run)
+        if last is not n and last.end < len(norm) and norm[last.end] not in _QUIET_AFTER \
+                and cx.NEGATION_AFTER.match(norm, last.end):
+            return "negated"  # "bands at 178 and 190 cm⁻¹ are not observed": the list's negation covers every member
+        if (after not in (",", ";") and cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60))) \
+                or (after in (",", ";") and cx.RETRACT_IMMEDIATE.match(norm, n.end)):
             return "retracted"
         s_end = run.s_end
         retracted = scan.after.get(s_end)
@@ -433,6 +461,18 @@ class QuantityReader:
             nxt = scan.sentences.next(n.start)
             retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) else ""
         return retracted or None
+
+    @staticmethod
+    def _list_end(scan: Scan, n: Number, run: Run) -> Number:
+        """The last member of the list ``n`` belongs to (found once per run, so linear over the chain)."""
+        last = run.cache.get("list_end")
+        if last is None or last.index < n.index:
+            nums = scan.nums
+            i = n.index
+            while i + 1 < len(nums) and nums[i + 1].run == n.run and nums[i + 1].link == "list":
+                i += 1
+            last = run.cache["list_end"] = nums[i]
+        return last if last.run == n.run else n
 
     def _before(self, scan: Scan, run: Run) -> str | None:
         norm, head = scan.norm, run.head
@@ -449,7 +489,10 @@ class QuantityReader:
         neg = cx.NEGATION_BEFORE.search(before)
         if neg and not cx.NEGATION_BLOCK.search(before, neg.end()):
             return "negated"
-        if cx.OTHER_SUBJECT.search(norm, max(run.s_start, head.start - 120), head.start):
+        contrast = None
+        for m in cx.OTHER_SUBJECT.finditer(norm, max(run.s_start, head.start - 120), head.start):
+            contrast = m
+        if contrast is not None and not cx.MAIN_CLAUSE.search(norm, contrast.end(), head.start):
             return "other_property"
         if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
             return "retracted"
@@ -458,7 +501,7 @@ class QuantityReader:
         if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
                 or cx.WOULD.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"
-        if cx.BETWEEN_DIFFERENCE.search(norm, max(run.s_start, head.start - 60), head.start):
+        if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"
         if _IF.search(norm, max(run.s_start, head.start - 120), head.start):
             nxt = scan.sentences.next(head.start)

@@ -29,6 +29,16 @@ _COMPUTED = re.compile(r"\bDFT\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcompute
                        r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b", re.I)
 
 
+# the band of the asked spectrum named right before the number: "the main band of this spectrum is at 4 cm⁻¹" (an
+# asserted band, even when the number is copied from the question)
+_EXPLICIT = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|\bshifts?)\b[^.\n\d]{0,40}?"
+                       r"(?:\bis\b|\bare\b|\bat\b|[:=≈])(?:\s+(?:at|about|approximately|around|roughly|near|~|≈))*\s*$", re.I)
+# not a band of the sample: a cosmic-ray spike or an artefact; a reference value "from bulk Si at 520.5 cm⁻¹"
+_ARTEFACT = re.compile(r"\bcosmic[- ]rays?\b|\bspikes?\b|\bartefacts?\b|\bartifacts?\b|\bplasma lines?\b|"
+                       r"\b(?:from|than|relative to|compared (?:to|with)|vs\.?|versus)\s+(?:the\s+)?bulk\b|\bbulk\s+(?:value|reference)\b|"
+                       r"\bfor comparison\b", re.I)
+
+
 class SpectraReader(QuantityReader):
     family = "raman"
     answer_unit = "cm-1"
@@ -36,6 +46,7 @@ class SpectraReader(QuantityReader):
                               "bands", "band", "peaks", "peak", "main", "strongest", "three", "shifts", "shift", "raman",
                               "positions", "are", "is", "of", "near", "modes", "mode", "lines"})
     instrument = _INSTRUMENT
+    difference_after = True
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
         """"The main bands of this spectrum are the 1003, 1004, ...": the words name the asked quantity."""
@@ -43,9 +54,14 @@ class SpectraReader(QuantityReader):
             return "cm-1"
         return None
 
+    def explicit(self, scan: Scan, run: Run) -> bool:
+        return bool(_EXPLICIT.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start))
+
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         if unit == "cm-1":
-            if _COMPUTED.search(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 80), run.head.start):
+            clause = min(cx.clause_start(scan.norm, run.s_start, run.head.start, 80),
+                         cx.open_paren(scan.norm, max(run.s_start, run.head.start - 120), run.head.start))
+            if _COMPUTED.search(scan.norm, clause, run.head.start) or _ARTEFACT.search(scan.norm, clause, run.head.start):
                 return "other_property"
             return ("raman_shift", 1.0, "cm-1")
         if unit in ("nm", "um"):

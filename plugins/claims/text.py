@@ -35,6 +35,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     # siunitx: \SI{3.247}{\angstrom}, \si{\nano\metre}
     (re.compile(r"\\(?:SI|si|qty|unit|num)(?![a-zA-Z])"), " ", ("\\si", "\\qty", "\\unit", "\\num")),
     (re.compile(r"\\angstrom(?![a-zA-Z])"), "Å", ("\\angstrom",)),
+    (re.compile(r"\\ang\s*\{([^{}\n]{1,20})\}"), lambda m: m.group(1) + "°", ("\\ang{", "\\ang {")),
     (re.compile(r"\\nano\\met(?:er|re)(?![a-zA-Z])|\\nm(?![a-zA-Z])"), "nm", ("\\n",)),
     (re.compile(r"\\micro\\met(?:er|re)(?![a-zA-Z])|\\um(?![a-zA-Z])|\\micron(?![a-zA-Z])"), "µm", ("\\micro", "\\um")),
     (re.compile(r"\\milli\\met(?:er|re)(?![a-zA-Z])"), "mm", ("\\milli",)),
@@ -48,6 +49,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\per\\atom(?![a-zA-Z])"), "/atom", ("\\per",)),
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
+    (re.compile(r"(?<=[A-Za-z)\]])(?<![dθ])\$?_\{?(\d{1,3}(?:\.\d{1,3})?)\}?\$?(?![a-z{_]|\d)"), lambda m: m.group(1), ("_",)),  # NaMnO$_2$, Fe_3O_4
     (re.compile(r"\*\*|__"), " ", ("**", "__")),  # markdown emphasis
     (re.compile(r"\$"), " ", ("$",)),  # math delimiters: "464 cm$^{-1}$"
     # angles and degrees (°C is kept apart: it is a temperature)
@@ -69,7 +71,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
                                                                                                     "k_", "ka")),
     (re.compile(r"\\AA(?![a-z])|\\mathring\s*\{?\s*A\s*\}?|[ÅÅ]"), "Å", ("\\aa", "\\mathring", "å", "Å")),
     (re.compile(r"(?<![a-z])[aåAÅ]ngstr[oö]ms?(?![a-z])", re.I), "Å", ("ngstr",)),
-    (re.compile(r"(?:\\mu|[µμ])\s*_?\s*\{?\s*B(?:\s*\})?(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<=[\d\s])BM(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
+    (re.compile(r"(?:\\mu|[µμ])\s*_?\s*\{?\s*(?:\\(?:rm|mathrm|text)\s*\{?\s*)?B(?:\s*\})*(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<=[\d\s])BM(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
      "µB", ("mu", "µ", "μ", "bohr", "ub", "u_b", "bm")),
     (re.compile(r"(?:\\mu|[µμ])\s*m(?![a-z])|(?<![a-z])(?:microns?|micromet(?:er|re)s?|um)(?![a-z])", re.I), "µm",
      ("mu", "µ", "μ", "micro", "um")),
@@ -175,9 +177,31 @@ def _apply(text: str, pattern: re.Pattern[str], repl: Repl) -> tuple[str, _Pass 
     return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
 
 
-_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*([-+−]?\d+(?:\.\d+)?)[ \t]*(?=\|)")
+_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−]?\d+(?:\.\d+)?)[ \t]*(?=\|)")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")
 _HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*$")
+
+
+_UNITISH = re.compile(r"eV|Å|\\AA|ngstr|nm|µm|μm|um\b|°|deg|cm|µ_?B|μ_?B|mu_?B|\\mu|Bohr", re.I)
+_GENERIC_HEADER = re.compile(r"^\W*(?:values?|results?|quantity|number|amount|magnitude|data|calc(?:ulated)?|computed|"
+                             r"PBE|DFT|this work)\W*$", re.I)
+
+
+def _cell_label(head: str, row_label: str, column: int) -> tuple[str, str]:
+    """The name and unit a bare table number takes: its column header's, or, under a generic header ("| quantity |
+    value |"), its row label's ("| E_hull (eV/atom) | 0.021 |" reads "E_hull = 0.021 eV/atom")."""
+    label = _HEADER_UNIT.match(head)
+    name, unit = (label.group(1), label.group(2) or label.group(3)) if label else (head, "")
+    if unit in ("#", "no.", "No."):
+        unit = ""
+    if column > 0 and not unit and row_label:
+        row = _HEADER_UNIT.match(row_label)
+        row_unit = (row.group(2) or row.group(3)) if row else ""
+        if row_unit and _UNITISH.search(row_unit):
+            return row.group(1), row_unit
+        if _GENERIC_HEADER.match(name):
+            return row_label, ""
+    return name, unit
 
 
 def _table_headers(text: str) -> dict[int, list[str]]:
@@ -216,13 +240,73 @@ def _tables(text: str) -> tuple[str, _Pass | None]:
         column = text.count("|", line_start, m.start()) - (1 if text[line_start:m.start()].lstrip().startswith("|") else 0)
         if not 0 <= column < len(header) or not header[column]:
             return m.group(0)
-        label = _HEADER_UNIT.match(header[column])
-        name, unit = (label.group(1), label.group(2) or label.group(3)) if label else (header[column], "")
-        if unit in ("#", "no.", "No."):
-            unit = ""
+        line_end = text.find("\n", m.start())
+        cells = text[line_start:line_end if line_end >= 0 else len(text)].strip().strip("|").split("|")
+        name, unit = _cell_label(header[column], cells[0].strip() if cells else "", column)
         return f" {name} = {m.group(1)} {unit} ".replace("  ", " ")
 
     return _apply(text, _TABLE_CELL, cell)
+
+
+_TEX_TABLE = re.compile(r"\\begin\{(?:tabular|array)\*?\}(?:\{[^{}\n]*\})*(.*?)\\end\{(?:tabular|array)\*?\}", re.S)
+_TEX_ROW_END = re.compile(r"\\\\")
+_TEX_RULE = re.compile(r"\\(?:hline|toprule|midrule|bottomrule|cline\{[^{}]*\})")
+_TEX_NUMBER = re.compile(r"^([ \t\n]*)([-+−]?\d+(?:\.\d+)?)[ \t\n]*$")
+
+
+def _tex_tables(text: str) -> tuple[str, _Pass | None]:
+    """A LaTeX tabular gets the same treatment as a markdown table: each bare number of a body row is written with
+    its column's header and unit ("2$\\theta$ (deg) & ..." over "28.44 & ..." reads "2$\\theta$ = 28.44 deg")."""
+    if "\\begin{" not in text or "&" not in text:
+        return text, None
+    edits: list[tuple[int, int, str]] = []
+    for m in _TEX_TABLE.finditer(text):
+        start = m.start(1)
+        body = m.group(1)
+        rows: list[tuple[int, str]] = []
+        last = 0
+        for r in _TEX_ROW_END.finditer(body):
+            rows.append((start + last, body[last:r.start()]))
+            last = r.end()
+        if body[last:].strip():
+            rows.append((start + last, body[last:]))
+        header: list[str] | None = None
+        for row_start, row in rows:
+            if not _TEX_RULE.sub("", row).strip():
+                continue
+            cells: list[tuple[int, str]] = []
+            pos = 0
+            for cell in row.split("&"):
+                cells.append((row_start + pos, cell))
+                pos += len(cell) + 1
+            if header is None:
+                header = [_TEX_RULE.sub("", c).strip() for _, c in cells]
+                continue
+            row_label = _TEX_RULE.sub("", cells[0][1]).strip()
+            for column, (cell_start, cell) in enumerate(cells):
+                number = _TEX_NUMBER.match(_TEX_RULE.sub(lambda r: " " * len(r.group()), cell))
+                if number is None or column >= len(header) or not header[column]:
+                    continue
+                name, unit = _cell_label(header[column], row_label, column)
+                a = cell_start + len(number.group(1))
+                b = a + len(number.group(2))
+                edits.append((a, b, f" {name} = {number.group(2)} {unit or ''} ".replace("  ", " ")))
+    if not edits:
+        return text, None
+    pieces: list[str] = []
+    rows_out: list[tuple[int, int, int, int]] = []
+    last = out = 0
+    for a, b, r in edits:
+        pieces.append(text[last:a])
+        out += a - last
+        pieces.append(r)
+        rows_out.append((out, out + len(r), a, b))
+        out += len(r)
+        last = b
+    pieces.append(text[last:])
+    table = np.asarray(rows_out, dtype=np.int64)
+    shift = np.cumsum((table[:, 1] - table[:, 0]) - (table[:, 3] - table[:, 2]))
+    return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
 
 
 def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
@@ -235,6 +319,9 @@ def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
     text = original
     passes: list[_Pass] = []
     text, edits = _tables(text)
+    if edits is not None:
+        passes.append(edits)
+    text, edits = _tex_tables(text)
     if edits is not None:
         passes.append(edits)
     low = text.lower()

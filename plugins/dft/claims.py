@@ -35,7 +35,7 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
                             r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|no idea|n/?a|none)\b", re.I)
 _WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit)\b", re.I)
-_NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
+_NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
 _RELATIVE = re.compile(r"\b(?:which|that)\s+(?:is|are)\s+(?:an?\s+)?$", re.I)
@@ -73,7 +73,7 @@ _HULL = r"(?:convex[- ])?hull"
 STABILITY = _ClassCue(
     [(rf"\bnot\s+(?:\w+\s+)?(?:on|at)\s+the\s+{_HULL}|\boff\s+the\s+{_HULL}|\b(?:well|far|significantly|substantially)\s+"
       rf"above\s+the\s+{_HULL}|\bunstable\b|\bdecompos(?:es|ing|e|ed)\b(?!\s+energy)|"
-      r"\bthermodynamically\s+unfavou?rable\b|\bphase[- ]separat\w+", "unstable"),
+      r"\bthermodynamically\s+unfavou?rable\b|\bphase[- ]separat\w+|\binstability\b", "unstable"),
      (rf"\bmetastab\w+|\bnear[- ]hull\b|\bnear\s+the\s+{_HULL}|\bclose\s+to\s+the\s+{_HULL}|\b(?:slightly|just)\s+above\s+the\s+{_HULL}",
       "metastable"),
      (rf"\b(?:thermodynamically|energetically)\s+stable\b|\bstable\b|\b(?:on|at)\s+the\s+{_HULL}|"
@@ -81,9 +81,11 @@ STABILITY = _ClassCue(
      (rf"\babove\s+the\s+{_HULL}", "unstable")],
     {"stable": "unstable", "unstable": "stable", "metastable": None}, "stable", "unstable")
 METALLICITY = _ClassCue(
-    [(r"\bnon-?metal(?:lic)?\b|\binsulat\w+|\bsemi-?conduct\w+|\bgapped\b|\bwide[- ]gap\b", "gapped"),
+    [(r"\bnon-?metal(?:lic)?\b|\binsulat\w+|\bsemi-?conduct\w+|\bgapped\b|\bwide[- ]gap\b|\b(?:non-?zero|finite)\s+(?:band[- ]?)?gap\b",
+      "gapped"),
      (r"\bsemi-?metal(?:lic)?\b|\bhalf-?metal(?:lic)?\b|\bmetal(?:lic)?\b|\bzero[- ](?:band[- ]?)?gap\b|\bgapless\b|"
-      r"\bno\s+(?:\w+\s+)?(?:band[- ]?)?gap\b|\bconductor\b|\bconducting\b|\bconducts\b", "metallic"),
+      r"\bno\s+(?:\w+\s+)?(?:band[- ]?)?gap\b|\bconductor\b|\bconducting\b|\bconducts\b|"
+      r"\bgap\s+(?:closes|vanishes|is\s+closed)\b", "metallic"),
      (r"\b(?:has|have|having|possesses|opens?)\s+an?\s+(?:(?:finite|non-?zero|sizable|sizeable|clear|direct|indirect|"
       r"wide|small|large|moderate|narrow)\s+)?(?:band[- ]?)?gap\b(?!\s*(?:of|=|:|≈|~|\())", "gapped")],
     {"metallic": "gapped", "gapped": "metallic"}, None, None)  # "yes" to "metallic or gapped?" says neither
@@ -91,7 +93,8 @@ MAGNETISM = _ClassCue(
     [(r"\bnon-?magnetic\b|\bdiamagnetic\b|\bparamagnetic\b|\bantiferromagnet\w*|\bno\s+(?:net\s+)?(?:magnetic\s+)?"
       r"(?:moment|magneti[sz]ation)\b|\bzero\s+(?:net\s+)?(?:magnetic\s+)?(?:moment|magneti[sz]ation)\b|\bunpolari[sz]ed\b|"
       r"\b(?:moments?|spins?)\s+(?:\w+\s+)?(?:cancel|compensate)\w*|\bfully\s+compensated\b|\bspin[- ]paired\b|"
-      r"\bnet\s+moment\s+vanishes\b|\bnot\s+(?:\w+\s+)?magnetic\b", "nonmagnetic"),
+      r"\bnet\s+moment\s+vanishes\b|\bnot\s+(?:\w+\s+)?magnetic\b|\b(?:net\s+|total\s+)?(?:magnetic\s+)?(?:moment|magneti[sz]ation)"
+      r"\s+(?:is|are|was|equals?)\s+(?:\w+\s+)?(?:zero|nil)\b", "nonmagnetic"),
      (r"\bferromagnet\w*|\bferrimagnet\w*|\bmagnetically\s+ordered\b|\b(?:is|are|be|being)\s+(?:(?!not\b)\w+\s+)?magnetic\b|"
       r"\bmagnetic\s+(?:ground\s+state|order(?:ing)?)\b", "magnetic")],
     {"magnetic": "nonmagnetic", "nonmagnetic": "magnetic"}, "magnetic", "nonmagnetic",
@@ -141,13 +144,21 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     if asked is None:
         return False
     last = None
+    last_end = 0
     for m in _FORMULA.finditer(scan.norm, max(run.s_start, run.head.start - 100), run.head.start):
         if _UNIT_AFTER.match(scan.norm, m.end()):
             continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
         comp = composition(m.group(1))
         if comp is not None:
-            last = comp
-    return last is not None and last != asked
+            last, last_end = comp, m.end()
+    if last is None or last == asked:
+        return False
+    # "Only Mg2Si exists in the Mg–Si system; this hypothetical phase is 0.11 eV/atom above the hull"
+    return not _BACK_TO_ASKED.search(scan.norm, last_end, run.head.start)
+
+
+_BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
+                            r"material|polymorph|cell|one|crystal)\b", re.I)
 
 
 # -- class statements ----------------------------------------------------------------------------
@@ -189,6 +200,9 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
     if HEDGE.search(norm, clause, first) or (not is_answer and len({c for c, _ in classes}) > 1 and HEDGE.search(norm, lo, hi)):
         return "hedged"
     names = {c for c, _ in classes}
+    if len(names) > 1 and any(a[0] != b[0] and b[1][0] - a[1][1] <= 40 and cx.ALTERNATIVES.search(norm, a[1][1], b[1][0])
+                              for a, b in zip(classes, classes[1:])):
+        return "hedged"  # "The answer is 'stable' or 'unstable'": two classes offered as alternatives, no choice made
     if len(names) == 1 or is_answer:
         return classes[0]
     if names == {"metastable", "unstable"}:  # "metastable; it decomposes into ...": the more specific statement
@@ -307,10 +321,17 @@ class _DFTReader(QuantityReader):
         return None
 
 
+# a material named inside a label: "the band gap of KTl2InF6 is", "the energy above the hull of this compound is"
+_OF_MATERIAL = r"(?:\s+(?:of|for|in)\s+(?:the\s+)?(?:[A-Z][A-Za-z0-9()]{0,24}|material|compound|structure|system|crystal))?"
+
 # -- stability -----------------------------------------------------------------------------------
 _HULL_WORDS = re.compile(r"hull|above|higher|ground state|metastab|E_?\s*\{?\s*hull|distance|lower in energy|less stable", re.I)
 _HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
-                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance){cx.LINK}\s*$", re.I)
+                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance){_OF_MATERIAL}"
+                         rf"{cx.LINK}\s*$", re.I)
+# "sits above the hull by 38 meV/atom", "higher in energy than the hull by 0.1 eV/atom": the distance itself
+_HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+)?hull|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
+                      r"(?:the\s+)?(?:convex\s+)?hull)?)\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
 _OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|dynamically|"
@@ -321,7 +342,32 @@ _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|t
 
 
 _ASKED_PHASE = re.compile(r"\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
-                          r"(?P<b>[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b", re.I)
+                          r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b", re.I)
+# a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
+_BULLET_LABEL = re.compile(r"[ \t]*(?:[-*•]|\d+\.)[ \t]+(?P<name>[^:\n|]{2,40}?)[ \t]*:")
+# crystal systems, to tell the asked polymorph from others ("trigonal", "rhombohedral" and "hexagonal" are one family)
+_SYSTEMS = {"triclinic": "triclinic", "monoclinic": "monoclinic", "orthorhombic": "orthorhombic", "tetragonal": "tetragonal",
+            "trigonal": "hexagonal", "rhombohedral": "hexagonal", "hexagonal": "hexagonal", "cubic": "cubic"}
+_SYSTEM_WORD = re.compile(r"(?<!pseudo-)(?<!pseudo)\b(triclinic|monoclinic|orthorhombic|tetragonal|trigonal|rhombohedral|hexagonal|cubic)\b",
+                          re.I)
+_SG_NUMBER = re.compile(r"space group\s+(?:[^\s,()]+\s*\(\s*)?(\d{1,3})\b", re.I)
+
+
+@lru_cache(maxsize=4096)
+def _asked_system(question: str) -> str | None:
+    """The crystal system of the asked cell, from the space-group number the question states."""
+    m = _SG_NUMBER.search(question)
+    if m is None:
+        return None
+    n = int(m.group(1))
+    for top, name in ((2, "triclinic"), (15, "monoclinic"), (74, "orthorhombic"), (142, "tetragonal"), (194, "hexagonal"),
+                      (230, "cubic")):
+        if 1 <= n <= top:
+            return name
+    return None
+
+
+_ASKED_HERE = re.compile(r"\b(?:this|the asked|the given)\s+(?:structure|phase|polymorph|cell)\b", re.I)
 _LABEL_START = re.compile(r"[,;\n]|\|")
 _PHASE_LABEL = re.compile(r"[\s|*]*(?P<name>[^\W\d][\w′' -]{1,24}?)\s*(?:\([^()\n]{0,20}\))?\s*[|:=]?\s*", re.I)
 _NOT_A_PHASE = re.compile(r"hull|energy|\b(?:E|above|lies|is|are|at|of|asked|this|answer|distance|value|total|which)\b", re.I)
@@ -374,15 +420,38 @@ class StabilityReader(_DFTReader):
                 lo = max(line, c.span[0] - 60)
                 cut = [b.end() for b in _LABEL_START.finditer(original, lo, c.span[0])]
                 label = _PHASE_LABEL.fullmatch(original, cut[-1] if cut else lo, c.span[0])
-                if label is None:
-                    continue
-                name = label.group("name").strip().lower()
+                if label is not None:
+                    name = label.group("name").strip().lower()
+                else:
+                    bullet = _BULLET_LABEL.match(original, line)
+                    if bullet is None or bullet.end() > c.span[0]:
+                        continue
+                    name = re.sub(r"\([^()]*\)", "", bullet.group("name")).strip().lower()
             if name and asked not in name and name not in asked and not _NOT_A_PHASE.search(name):
                 extraction.claims.remove(c)
                 extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
 
     def explicit(self, scan: Scan, run: Run) -> bool:
         return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start))
+
+    def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
+        result = super().apply(scan, n, run, template)
+        if isinstance(result, str) or result[0] != "e_above_hull":
+            return result
+        system = _asked_system(getattr(scan, "question_norm", ""))
+        if system is not None:
+            named = None
+            for m in _SYSTEM_WORD.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
+                named = m
+            if named is not None and _SYSTEMS.get(named.group(1).lower()) not in (None, system):
+                return "other_property"  # "the cubic α-phase lies 0.018 eV/atom above the hull" when the asked cell is orthorhombic
+        return result
+
+    def run_reason(self, scan: Scan, run: Run) -> str | None:
+        reason = super().run_reason(scan, run)
+        if reason == "other" and _HULL_BY.search(scan.norm, max(run.lo, run.head.start - 60), run.head.start):
+            return None  # "above the hull by 38 meV/atom" is the distance, not a difference of two values
+        return reason
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
         """"E_hull = 0" said of the asked material: a distance to the hull without its unit is read in eV/atom."""
@@ -400,28 +469,41 @@ class StabilityReader(_DFTReader):
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
             other = m
         label = _HULL_LABEL.search(norm, run.lo, head.start) or _HULL_AFTER.match(norm, n.end)
+        if other is not None and other.group().lower() == "polymorph" \
+                and _ASKED_HERE.search(norm, other.end(), head.start):
+            other = None  # "the 1T polymorph (this structure) lies 0.28 eV/atom above 2H": the asked polymorph
         if other is not None and not label and other.start() >= c_start - 40:
             return "other_property"  # a formation, reaction or decomposition energy
         if not label and not _HULL_WORDS.search(norm, max(run.s_start, head.start - 100), min(run.s_end, n.end + 60)):
-            return "other"  # an energy per atom that is not said to be a distance to the hull
+            prev = scan.sentences.previous(head.start)
+            if prev is None or head.start - prev[0] > 400 or _OTHER_ENERGY.search(norm, run.s_start, head.start) \
+                    or not _HULL_WORDS.search(norm, prev[0], prev[1]):
+                return "other"  # an energy per atom said to be a distance to the hull neither here nor just before
         value = n.value / 1000.0 if unit.startswith("meV") else n.value
         return ("e_above_hull", round(value, 9), "eV/fu" if unit.endswith("/fu") else "eV/atom")
 
 
 # -- metallicity ---------------------------------------------------------------------------------
-_GAP_LABEL = re.compile(rf"(?:band[- ]?gap|\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$", re.I)
+_GAP_LABEL = re.compile(rf"(?:band[- ]?gap|\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+                        rf"{cx.LINK}\s*$", re.I)
 _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
+                       r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
                        r"fermi|E_?F\b|exchange|splitting|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph", re.I)
-_EDGE_AFTER = re.compile(r"\s*(?:below|above|under|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge)", re.I)
+_EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
+# "a 0.8 eV gap in the minority channel"
+_OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|of)\s+(?:the\s+)?(?:minority|majority|spin[- ]up|"
+                              r"spin[- ]down|other)\b", re.I)
+_EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge|"
+                         r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\s+is\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
-_GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|"
+_GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
                        r"\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
@@ -449,9 +531,16 @@ class MetallicityReader(_DFTReader):
         label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 40), head.start)
         if _SETTING_AFTER.match(norm, n.end):
             return "instrument_setting"  # "a 520 eV cutoff"
-        if _EDGE_AFTER.match(norm, n.end):
-            return "other_property"  # "0.2 eV below the conduction band": a band-edge energy
-        if _OTHER_GAP.search(norm, max(c_start, head.start - 50), head.start):
+        edge = _EDGE_AFTER.match(norm, n.end)
+        if edge:
+            before = None
+            for before in _EDGE_KIND.finditer(norm, c_start, head.start):
+                pass
+            after = _EDGE_KIND.search(edge.group())
+            if not (before and after and (before.group("cb") is None) != (after.group("cb") is None)):
+                return "other_property"  # "0.2 eV below the conduction band": a band-edge energy
+            # "the CBM lies 1.1 eV above the VBM": the separation of the two edges is the gap itself
+        if _OTHER_GAP.search(norm, max(c_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
@@ -467,8 +556,8 @@ class MetallicityReader(_DFTReader):
         other = None
         for m in _OTHER_EV.finditer(norm, max(c_start, head.start - 50), head.start):
             other = m
-        if other is not None and not (label and label.start() > other.start()):
-            return "other_property"  # formation energy, band edges
+        if other is not None and not label:
+            return "other_property"  # formation energy, band edges (a gap label attached to the number wins)
         value = n.value / 1000.0 if unit == "meV" else n.value
         return ("band_gap", round(value, 9), "eV")
 
@@ -497,14 +586,15 @@ _ION = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
 _MOMENT_WORDS = re.compile(r"moments?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
-_MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b)(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$",
-                           re.I)
+_MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b){_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+                           rf"(?P<unit>\s+in\s+(?:units\s+of\s+)?µB(?:\s*(?:/|per)\s*(?:f\.?\s?u\.?|formula\s+units?|atoms?|"
+                           rf"(?:unit\s+)?cells?))?)?{cx.LINK}\s*$", re.I)
 _CELL_BEFORE = re.compile(r"\bcell\b|\bsupercell\b|\bper\s+cell\b|\bcalculation\b", re.I)
 _FU_BEFORE = re.compile(r"\bper\s+formula\s+unit\b|\bper\s+f\.?u\.?|\bformula\s+unit\b", re.I)
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
-_NET = re.compile(r"\bnet\b|\btotal\b|\bM\s*=", re.I)
-_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
+_NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
+_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
 _PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is)\s*$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
@@ -512,8 +602,8 @@ _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
-_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|"
-                       r"alone|sites?|atoms?|ions?|moments?))*\s*", re.I)
+_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|"
+                       r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
 _BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:(?:on|at|for|in)\s+(?:the\s+|each\s+|every\s+|both\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
@@ -532,12 +622,21 @@ _AND = re.compile(r"\band\b|&", re.I)
 _MAGNETIC_ELEMENTS = frozenset("Sc Ti V Cr Mn Fe Co Ni Cu Y Zr Nb Mo Tc Ru Rh Pd Ce Pr Nd Pm Sm Eu Gd Tb Dy Ho Er Tm Yb U Np Pu".split())
 
 
+_SUBSCRIPT_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|M)\s*_\s*$")
+_MOMENT_OF_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|μ|M)\s*\(\s*$")  # "m(Fe) = 1.5 µB"
+_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-])(?:[ \t]*\([^()|&\n]{0,12}\))?[ \t]*[|&]")
+_PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead\b", re.I)
+
+
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
     if symbol not in ELEMENTS or symbol in _NOT_ELEMENTS:
         return False
     start, end = m.start(), m.end()
     if start > 0 and norm[start - 1] in "+/":
         return False  # GGA+U, PBE+U
+    if start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start) \
+            or _MOMENT_OF_SITE.search(norm, max(0, start - 6), start):
+        return True  # "m_Ni = 0.23 µB", "m_{Ni}", "m(Fe)": the element is the subscript or argument of a moment
     if start > 1 and norm[start - 1] in "(," and norm[start - 2].isalpha():
         return False  # the site label in "Fe(A,C)"
     if re.match(r"\s*=\s*[-+−]?\d", norm[end:end + 8]) or re.match(r"\s+neighbou?rs?\b", norm[end:end + 14]):
@@ -553,6 +652,8 @@ def _single_magnetic(scan: Scan) -> str | None:
     return magnetic[0] if len(magnetic) == 1 else None
 
 
+_LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
+_TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
 _PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$", re.I)
 
 
@@ -567,9 +668,10 @@ class MagnetismReader(_DFTReader):
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
         """"Calculated magnetic moment: 1.0000": a moment without its unit is read per formula unit, as asked."""
         norm, head = scan.norm, run.head
-        if _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 40), head.start) \
-                and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
-            return "muB/fu"
+        label = _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 60), head.start)
+        if label and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
+            unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
+            return "muB/atom" if "atom" in unit else "muB/cell" if "cell" in unit else "muB/fu"
         return None
 
     def classify(self, scan: Scan, n: Number, run: Run, answer_bare_ok: bool) -> str | tuple[str, float, str]:
@@ -592,14 +694,24 @@ class MagnetismReader(_DFTReader):
         if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
         s_start, s_end = run.s_start, run.s_end
-        if _OTHER_PHASE.search(norm, max(s_start, n.start - 200), n.start) or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)):
+        phase = None
+        for m in _OTHER_PHASE.finditer(norm, max(s_start, n.start - 200), n.start):
+            phase = m
+        if (phase is not None and not _PHASE_TURN.search(norm, phase.end(), n.start)) \
+                or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)):
             return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
         if unit != "muB":
             return ("magnetic_moment", n.value, unit)
         return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run, n))
 
+    @classmethod
+    def _basis(cls, scan: Scan, run: Run, n: Number) -> str:
+        basis = cls._find_basis(scan, run, n)
+        scan.memo[("basis", n.index)] = basis
+        return basis
+
     @staticmethod
-    def _basis(scan: Scan, run: Run, n: Number) -> str:
+    def _find_basis(scan: Scan, run: Run, n: Number) -> str:
         """The basis the words nearest before an unqualified "x µB" name: an element ("each Cr carries", "Fe³⁺ →",
         a site label "Fe(A) −4.0 µB", "Mn1 | +3.72"), the cell, the formula unit or an atom; words right after it
         ("on the Cr sites", "for the 20-atom cell"); a pronoun ("so it carries 2 µB") refers to the ion named
@@ -613,8 +725,17 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        line = norm.rfind("\n", 0, n.start) + 1
+        row = _TABLE_ROW_SITE.match(norm, line)
+        if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
+            return "element:" + row.group(1)  # a table row labelled by its site: "| Co | 1.02 |", "| Fe(A) | −4.0 |"
         lo = max(run.s_start, n.start - 45)
         prev = scan.nums[n.index - 1] if n.index > 0 else None
+        if prev is not None and prev.unit == "muB" and _LIST_JOIN.fullmatch(norm, prev.end, n.start) \
+                and not _TOTAL_AFTER.match(norm, n.end):
+            inherited = scan.memo.get(("basis", prev.index))
+            if inherited is not None:
+                return inherited  # "Fe(oct): +4.02 µB and +3.60 µB": the next member of a list of one site's moments
         if prev is not None and prev.unit.startswith("muB") and prev.end > lo:
             lo = prev.end  # "Fe carries 3.7 µB and Mo −0.3 µB": the words after the previous moment are this one's
         found: list[tuple[int, str]] = []
@@ -624,9 +745,14 @@ class MagnetismReader(_DFTReader):
                                                    or _SITE_GAP.fullmatch(norm, m.end(), n.start)):
                 found.append((m.start(), "element:" + symbol))
         c_start = cx.clause_start(norm, run.s_start, n.start, 60)
-        for pattern, basis in ((_ATOM_BEFORE, "atom"), (_FU_BEFORE, "fu"), (_CELL_BEFORE, "cell"), (_NET, "cell")):
+        named = False
+        for pattern, basis in ((_ATOM_BEFORE, "atom"), (_FU_BEFORE, "fu"), (_CELL_BEFORE, "cell")):
             for m in pattern.finditer(norm, max(c_start, lo), n.start):
                 found.append((m.start(), basis))
+                named = True
+        if not named:  # "net"/"total" is the calculation's total unless a basis is named ("per formula unit the net moment")
+            for m in _NET.finditer(norm, max(c_start, lo), n.start):
+                found.append((m.start(), "cell"))
         if found:
             return max(found)[1]
         if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end):
