@@ -354,3 +354,74 @@ def test_dft_wording_variants() -> None:
     got = claims(METALLICITY, "The conduction-band minimum lies 1.1 eV above the valence-band maximum; a 0.8 eV gap in the "
                               "minority channel belongs to another system.")
     assert [v for k, v, _ in got if k == "band_gap"] == [1.1]
+
+
+# -- w4 batch rules ---------------------------------------------------------------------------------
+RAMAN_Q = "Measured Raman spectrum of litharge (PbO), excited at 532 nm. At which Raman shift (in cm⁻¹) is its main band?"
+
+
+def test_raman_absolute_wavenumbers_and_literature_values_are_not_bands() -> None:
+    chain = ("With 532 nm excitation (18797 cm⁻¹ absolute), the E_g mode shows up at 144 cm⁻¹, i.e. the scattered light "
+             "is at 18653 cm⁻¹ absolute.")
+    assert claims(RAMAN, chain) == [("raman_shift", 144.0, "cm-1")]
+    assert claims(RAMAN, "The strongest band sits at 1085.4 cm⁻¹ (lit. 1086 cm⁻¹, Ref. 12).") == [("raman_shift", 1085.4, "cm-1")]
+    assert claims(RAMAN, "Measured: 464.5 cm⁻¹ (cf. 465 cm⁻¹ in single-crystal α-quartz [3]).") == [("raman_shift", 464.5, "cm-1")]
+
+
+def test_raman_reference_before_a_parenthesis_and_reference_lines() -> None:
+    chain = "The G band is at 1587 cm⁻¹, upshifted relative to pristine graphene (1580 cm⁻¹)."
+    assert claims(RAMAN, chain) == [("raman_shift", 1587.0, "cm-1")]
+    chain = "After calibrating on the Si line (520.7 cm⁻¹), the bands are at 226 and 292 cm⁻¹."
+    assert [v for _, v, _ in claims(RAMAN, chain)] == [226.0, 292.0]
+    chain = "- Massicot (reference): 87, 143, 289 cm⁻¹.\n- Measured: 82, 146 and 337 cm⁻¹."
+    assert [v for _, v, _ in claims(RAMAN, chain)] == [82.0, 146.0, 337.0]
+    chain = "Low power avoids oxidation to Pb3O4 (whose main band is at 548 cm⁻¹); the band is at 146 cm⁻¹."
+    assert claims(RAMAN, chain, RAMAN_Q) == [("raman_shift", 146.0, "cm-1")]
+    chain = "Crystalline zircon has ν3 at 1008 cm⁻¹; this metamict grain shows it at 998 cm⁻¹."
+    assert claims(RAMAN, chain) == [("raman_shift", 998.0, "cm-1")]
+
+
+def test_raman_table_cells_are_their_own_clauses_and_would_spans_decimals() -> None:
+    table = "| mode | DFT (cm⁻¹) | measured (cm⁻¹) |\n|---|---|---|\n| A1g | 507 | 515 |"
+    assert claims(RAMAN, table) == [("raman_shift", 515.0, "cm-1")]
+    chain = "The line is at 1332.5 cm⁻¹; an overtone would be expected near 2 × 1332.5 = 2665 cm⁻¹."
+    assert claims(RAMAN, chain) == [("raman_shift", 1332.5, "cm-1")]
+    chain = "Cristobalite would have its strongest band at 416 cm⁻¹ and coesite at 521 cm⁻¹. Quartz: 464 cm⁻¹."
+    assert claims(RAMAN, chain) == [("raman_shift", 464.0, "cm-1")]
+
+
+def test_sem_references_imaging_conditions_and_other_techniques() -> None:
+    assert claims(SEM, "The supplier quotes 200 nm (nominal), but the micrograph shows 225 nm.") == [("feature_size", 225.0, "nm")]
+    chain = "The film is 800 nm thick (FIB cross-section); the grain is 1.41 µm."
+    assert claims(SEM, chain) == [("feature_size", 1410.0, "nm")]
+    chain = "It is 225 nm, larger than the 200 nm batch average measured last week by DLS (hydrodynamic diameter 260 nm)."
+    assert claims(SEM, chain) == [("feature_size", 225.0, "nm")]
+    chain = "Resolution of the in-lens detector at 1 kV is about 1.6 nm and the probe diameter ~3 nm; the particle is 225 nm."
+    assert claims(SEM, chain) == [("feature_size", 225.0, "nm")]
+    chain = "At 15 kV the penetration depth is ~1.2 µm. The Au lattice fringes (0.235 nm) are not resolved; the LSPR is at 520 nm.\n"
+    chain += "The particle is 16 nm."
+    assert claims(SEM, chain) == [("feature_size", 16.0, "nm")]
+    chain = "Holes: 250 nm; lattice pitch 450 nm; a 2 px drift (≈8 nm); 54 × 4.17 nm ≈ 0.225 microns."
+    assert sorted(v for _, v, _ in claims(SEM, chain)) == [225.0, 250.0, 450.0]
+
+
+def test_unit_only_table_headers_and_float_noise() -> None:
+    table = "| # | px | nm |\n|---|---|---|\n| 1 | 52 | 217 |\n| 2 | 54 | 225 |"
+    assert sorted(v for _, v, _ in claims(SEM, table)) == [217.0, 225.0]
+    assert claims(SEM, "The diameter is 225.00000000000003 nm. The diameter is 2.25e+02 nm.") == [("feature_size", 225.0, "nm")]
+
+
+def test_w4_dft_rules() -> None:
+    question = ("Material: CsPbI3, space group Pm-3m (221), 5 atoms in the computational cell.\n\nAccording to "
+                "density-functional (PBE/GGA) calculations, is CsPbI3 thermodynamically stable?")
+    chain = "Cubic CsPbI3 is not thermodynamically stable: it lies ~85 meV/atom above the orthorhombic δ phase."
+    assert ("e_above_hull", 0.085, "eV/atom") in claims(STABILITY, chain, question)
+    question = question.replace("CsPbI3, space group Pm-3m (221)", "Li3PS4, space group Pnma (62)")
+    chain = "The γ-phase (Pmn2_1) is 0.021 eV/atom above the hull; the β-phase (asked, Pnma) is at 0.032 eV/atom above the hull."
+    assert [v for k, v, _ in claims(STABILITY, chain, question) if k == "e_above_hull"] == [0.032]
+    table = ("| phase | E_hull (meV/atom) |\n|---|---|\n| rutile TiO2 | 0 |\n| anatase TiO2 | 5 |\n\n"
+             "The question asks about anatase, which is 5 meV/atom above rutile.\nAnswer: stable")
+    assert [v for k, v, _ in claims(STABILITY, table) if k == "e_above_hull"] == [0.005]
+    assert claims(METALLICITY, "PBE underestimates it.\nAnswer: gapped, 0.87") == [("metallicity", "gapped", ""), ("band_gap", 0.87, "eV")]
+    chain = "The Fermi level is placed mid-gap at 6.2 eV on the absolute scale.\nAnswer: gapped, 0.4 eV"
+    assert [v for k, v, _ in claims(METALLICITY, chain) if k == "band_gap"] == [0.4]

@@ -48,12 +48,12 @@ WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradi
                       r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
 DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
-                      r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b")
+                      r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b|\bdrift(?:ed|s)?\b")
 
 # a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
 WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield|"
                    r"show|have|display|exhibit|produce|look|contain)\b"
-                   r"[^.\n;]{0,40}$", re.I)
+                   r"(?:[^.\n;]|\.(?=\d)){0,70}$", re.I)  # a decimal point ("2 × 1332.5 = 2665") does not end the clause
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
 # a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
@@ -95,7 +95,8 @@ RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|p
 ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
 ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
-INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|scan|measuring)\s+lines?|steps?|step size|resolution|increments?|intervals?|grid|"
+INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|scan|measuring)\s+lines?|steps?|step size|"
+                              r"(?:(?:nominal|spatial|lateral|spectral|instrumental)\s+)?resolution|increments?|intervals?|grid|"
                               r"lines?\s*/\s*mm|grooves?|gr\s*/\s*mm|(?:x|×)\s+objective|objective|"
                               r"(?:(?:fixed|automatic|programmable|anti-?scatter|receiving|divergence|soller)\s+)?slits?|"
                               r"(?:sample\s+)?(?:offset|tilt|oscillation)|(?:mono(?:chromator)?\s+)?take-?off)\b", re.I)
@@ -121,7 +122,7 @@ ARITHMETIC_AFTER = re.compile(r"\s*\)?\s*(?:[*×/^+]|(?:arc)?(?:sin|cos|tan)\b|a
 ANSWER = re.compile(r"(?:\bfinal\s+)?\banswers?\b\s*(?:\([^()\n]{0,20}\))?\s*[:=]|\bthe answer is\b\s*:?|\\boxed\b", re.I)
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
-_ABBREVIATION = re.compile(r"(?:\b(?:No|no|e\.g|i\.e|vs|ca|Fig|Eq|approx|et al|f\.u|a\.u|cf|resp|Ref|ref))$")
+_ABBREVIATION = re.compile(r"(?:\b(?:No|no|e\.g|i\.e|vs|ca|Fig|Eq|approx|et al|f\.u|a\.u|cf|resp|Ref|ref|lit|Lit))$")
 _CLAUSE_END = re.compile(r"[,;:(]|\s–\s|\bbut\b|\bwhile\b|\bwhereas\b|\bwhich\b", re.I)
 
 
@@ -180,6 +181,18 @@ def open_paren(text: str, lo: int, pos: int) -> int:
             return p
         p = text.rfind("(", lo, p)
     return pos
+
+
+def paren_lead(text: str, lo: int, pos: int, width: int = 45) -> tuple[int, int] | None:
+    """When the number at ``pos`` opens a parenthesis ("relative to pristine graphene (1580 cm⁻¹)", "the Au lattice
+    fringes (0.235 nm)"), the words just before that parenthesis: the number is their value. Else None."""
+    p = text.rfind("(", max(lo, pos - 12), pos)
+    if p < 0 or not _PAREN_OPENER.fullmatch(text, p + 1, pos):
+        return None
+    return max(lo, clause_start(text, lo, p, width)), p
+
+
+_PAREN_OPENER = re.compile(r"\s*(?:[~≈≃]|ca\.?|about|approx\.?|=|:)?\s*", re.I)
 
 
 def window(text: str, sent_start: int, pos: int, width: int = 60) -> int:

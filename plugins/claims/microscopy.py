@@ -19,10 +19,22 @@ _INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpix
                           r"\bHFW\b|\bfield width\b|\bimage (?:width|height|size)\b|\bscale ?bar(?:\s+(?:of|labell?ed|length|reads|shows))?\b|"
                           r"\bresolution\b|\bresolv\w*|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
                           r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
-_OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b|"
+_OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b(?!\s+(?:pitch|period))|"
                     r"\bd-?spacing\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
-                    r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b", re.I)
+                    r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
+                    r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
+                    r"\bphotoluminescence\b", re.I)
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsometry|profilometr\w*|laser diffraction)"
+# the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
+# batch average measured by DLS"
+_REFERENCE_AFTER = re.compile(rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b|"
+                              rf"[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
+                              rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
+# an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
+# 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
+_IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|"
+                      r"\bpenetration depth\b|\binteraction volume\b|\b(?:escape|information|sampling) depth\b", re.I)
 _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+(?:size|diameter|width)\b|"
                         r"\b(?:particles?|grains?|crystals?|wires?|rods?|spheres?)\s+(?:is|are|measures?|of)\b")
 
@@ -61,8 +73,16 @@ class MicroscopyReader(QuantityReader):
         if _PREP_AFTER.match(scan.norm, run.head.end):
             return "instrument_setting"
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
-        if _OTHER.search(scan.norm, clause, run.head.start):
+        if _OTHER.search(scan.norm, clause, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
             return "other_property"  # a crystallite size, a literature value
+        lead = cx.paren_lead(scan.norm, run.s_start, run.head.start)
+        if lead is not None and _OTHER.search(scan.norm, *lead):
+            return "other_property"  # "the Au lattice fringes (0.235 nm)"
+        imaging = None
+        for m in _IMAGING.finditer(scan.norm, clause, run.head.start):
+            imaging = m
+        if imaging is not None and not _FEATURE.search(scan.norm, imaging.end(), run.head.start):
+            return "instrument_setting"
         field = None
         for m in _FIELD.finditer(scan.norm, clause, run.head.start):
             field = m

@@ -44,7 +44,7 @@ _ORDINALS = frozenset({"st", "nd", "rd", "th"})
 #: characters after a number that end its phrase without any cue ("28.4, 47.3" or "28.4.")
 _IF = re.compile(r"\bif\b", re.I)
 _TIMES_BEFORE = re.compile(r"[×*]\s*$")
-_EQUALS_AFTER = re.compile(r"\s*=")
+_EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _LIST_AFTER = frozenset(",;")
@@ -252,6 +252,8 @@ class QuantityReader:
                     rejected.append((n, result))
                 continue
             prev_claim = template.__class__ is tuple
+            if len(n.digits) > 9 and result[1].__class__ is float:  # float noise: "225.00000000000003 nm" is 225 nm
+                result = (result[0], float(f"{result[1]:.9g}"), result[2])
             if result not in found:
                 found[result] = (n, *result)
         taken = list(found.values())
@@ -499,7 +501,7 @@ class QuantityReader:
         if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):
             return "hedged"
         if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
-                or cx.WOULD.search(norm, max(run.s_start, head.start - 60), head.start):
+                or cx.WOULD.search(norm, max(run.s_start, head.start - 90), head.start):
             return "other"
         if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"

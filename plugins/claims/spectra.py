@@ -11,12 +11,16 @@ from __future__ import annotations
 import re
 
 from matpcr_plugins.claims import context as cx
+from matpcr_plugins.claims.numbers import Number
 from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
 
 _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bline ?widths?\b|\bband ?widths?\b|"
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
                           r"\bpixel\b|\bbin(?:\s+width)?\b|\bbinned\b|\bmax-pooled\b|\bsampling\b|\blaser\b|\bexcitation\b|"
-                          r"\bpower\b|\bcut-?off\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b")
+                          r"\bpower\b|\bcut-?off\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
+                          r"\bscattered\s+(?:light|photons?|line)\b")
+# an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
+_ABSOLUTE_AFTER = re.compile(r"[ \t]*\(?(?:absolute|abs\.)(?!\s+(?:accuracy|error|uncertainty|precision))", re.I)
 
 
 _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|\bshifts?|\bwavenumbers?)\b[^.\n\d]{0,40}?"
@@ -26,7 +30,13 @@ _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts
 
 # a computed value contrasted with the measurement is another property (the oracle judges the measured spectrum)
 _COMPUTED = re.compile(r"\bDFT\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
-                       r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b", re.I)
+                       r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.", re.I)
+# a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
+_REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
+                             r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
+# a band of another compound named in a relative clause: "photo-oxidation to Pb3O4 (whose main band is at 548 cm⁻¹)"
+_WHOSE = re.compile(r"(?<![\w])([A-Z][a-z]?\d*(?:[A-Z][a-z]?\d*)+|[A-Z][a-z]?\d+)\s*(?:\(\s*|,\s*)(?:whose|which has|which shows)\b"
+                    r"[^()\n]{0,40}$")
 
 
 # the band of the asked spectrum named right before the number: "the main band of this spectrum is at 4 cm⁻¹" (an
@@ -35,8 +45,17 @@ _EXPLICIT = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|
                        r"(?:\bis\b|\bare\b|\bat\b|[:=≈])(?:\s+(?:at|about|approximately|around|roughly|near|~|≈))*\s*$", re.I)
 # not a band of the sample: a cosmic-ray spike or an artefact; a reference value "from bulk Si at 520.5 cm⁻¹"
 _ARTEFACT = re.compile(r"\bcosmic[- ]rays?\b|\bspikes?\b|\bartefacts?\b|\bartifacts?\b|\bplasma lines?\b|"
-                       r"\b(?:from|than|relative to|compared (?:to|with)|vs\.?|versus)\s+(?:the\s+)?bulk\b|\bbulk\s+(?:value|reference)\b|"
+                       r"\b(?:from|than|relative to|compared (?:to|with)|vs\.?|versus)\s+(?:the\s+)?(?:bulk|pristine|undoped|unstrained|"
+                       r"unstressed|free-standing|relaxed|intrinsic|reference)\b|\bbulk\s+(?:value|reference)\b|"
                        r"\bfor comparison\b", re.I)
+
+
+# a reference phase set against the sample in the same sentence: "Crystalline zircon has ν3 at 1008 cm⁻¹; this metamict
+# grain shows it at 998 cm⁻¹" (the first value is the reference's)
+_REFERENCE_SUBJECT = re.compile(r"\b(?:crystalline|bulk|pristine|unstrained|unstressed|undoped|well-crystalli[sz]ed|reference|"
+                                r"ideal|relaxed|pure)\s+[\w-]+\s+(?:has|have|shows?|exhibits?|gives?|displays?)\b", re.I)
+_SAMPLE_CONTRAST = re.compile(r"[^;\n]{0,60}?[;,]\s*(?:but\s+|whereas\s+|while\s+)?(?:this|our|here|in\s+this|the\s+(?:measured|present|"
+                              r"asked|studied))\b", re.I)
 
 
 class SpectraReader(QuantityReader):
@@ -57,11 +76,33 @@ class SpectraReader(QuantityReader):
     def explicit(self, scan: Scan, run: Run) -> bool:
         return bool(_EXPLICIT.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start))
 
+    def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit == "cm-1" and _ABSOLUTE_AFTER.match(scan.norm, n.end):
+            return "instrument_setting"
+        return None
+
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         if unit == "cm-1":
-            clause = min(cx.clause_start(scan.norm, run.s_start, run.head.start, 80),
-                         cx.open_paren(scan.norm, max(run.s_start, run.head.start - 120), run.head.start))
-            if _COMPUTED.search(scan.norm, clause, run.head.start) or _ARTEFACT.search(scan.norm, clause, run.head.start):
+            norm, head = scan.norm, run.head
+            clause = min(cx.clause_start(norm, run.s_start, head.start, 80),
+                         cx.open_paren(norm, max(run.s_start, head.start - 120), head.start))
+            cell = norm.rfind("|", clause, head.start)
+            if cell >= 0:
+                clause = cell + 1  # a table cell is its own clause: "| DFT = 137 cm-1 | measured = 144 cm-1 |"
+            if _COMPUTED.search(norm, clause, head.start) or _ARTEFACT.search(norm, clause, head.start):
+                return "other_property"
+            lead = cx.paren_lead(norm, run.s_start, head.start)
+            if lead is not None and (_COMPUTED.search(norm, *lead) or _ARTEFACT.search(norm, *lead)):
+                return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
+            if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
+                return "other_property"
+            line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
+            label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None
+            if label is not None and label.end() <= head.start:
+                return "other_property"
+            whose = _WHOSE.search(norm, max(run.s_start, head.start - 80), head.start)
+            question = getattr(scan.item, "text", None) or ""
+            if whose is not None and whose.group(1) not in question:
                 return "other_property"
             return ("raman_shift", 1.0, "cm-1")
         if unit in ("nm", "um"):

@@ -187,9 +187,14 @@ _GENERIC_HEADER = re.compile(r"^\W*(?:values?|results?|quantity|number|amount|ma
                              r"PBE|DFT|this work)\W*$", re.I)
 
 
+_BARE_UNIT_HEADER = re.compile(r"^(?:nm|µm|μm|um|Å|pm|mm|cm-1|cm⁻¹|cm\^-1|cm\^\{-1\}|1/cm|eV|meV|°|deg|px|µ_?B|μ_?B)$")
+
+
 def _cell_label(head: str, row_label: str, column: int) -> tuple[str, str]:
     """The name and unit a bare table number takes: its column header's, or, under a generic header ("| quantity |
     value |"), its row label's ("| E_hull (eV/atom) | 0.021 |" reads "E_hull = 0.021 eV/atom")."""
+    if _BARE_UNIT_HEADER.match(head):
+        return "", head  # "| # | px | nm |": the header is the column's unit
     label = _HEADER_UNIT.match(head)
     name, unit = (label.group(1), label.group(2) or label.group(3)) if label else (head, "")
     if unit in ("#", "no.", "No."):
@@ -243,6 +248,8 @@ def _tables(text: str) -> tuple[str, _Pass | None]:
         line_end = text.find("\n", m.start())
         cells = text[line_start:line_end if line_end >= 0 else len(text)].strip().strip("|").split("|")
         name, unit = _cell_label(header[column], cells[0].strip() if cells else "", column)
+        if not name:
+            return f" {m.group(1)} {unit} "
         return f" {name} = {m.group(1)} {unit} ".replace("  ", " ")
 
     return _apply(text, _TABLE_CELL, cell)

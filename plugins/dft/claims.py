@@ -334,7 +334,7 @@ _HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+)?hull|
                       r"(?:the\s+)?(?:convex\s+)?hull)?)\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
 _OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
-                           r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|dynamically|"
+                           r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
                            r"phonon|polymorph", re.I)
 _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
@@ -342,6 +342,7 @@ _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|t
 
 
 _ASKED_PHASE = re.compile(r"\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
+                          r"\b(?:question|prompt|task)\s+(?:asks|is)\s+about\s+(?:the\s+)?(?P<c>[^\W\d][\w′'-]*)|"
                           r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b", re.I)
 # a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
 _BULLET_LABEL = re.compile(r"[ \t]*(?:[-*•]|\d+\.)[ \t]+(?P<name>[^:\n|]{2,40}?)[ \t]*:")
@@ -365,6 +366,22 @@ def _asked_system(question: str) -> str | None:
         if 1 <= n <= top:
             return name
     return None
+
+
+# a Hermann–Mauguin symbol: "Pnma", "Pmn2_1", "P6_3/mmc", "Fm-3m", "I4_1/amd" (a capital lattice letter, then digits,
+# screw/bar marks and the glide letters)
+_SG_SYMBOL = re.compile(r"(?<![\w/-])([PIFCABR](?=[\w/-]*[\d-]|[abcdemn]{3})[-\d_/{}abcdemn]{2,12})(?![\w/])")
+_SG_IN_QUESTION = re.compile(r"space group\s+(\S{2,16})\s*\(", re.I)
+
+
+def _sg_key(symbol: str) -> str:
+    return re.sub(r"[_{}\s]", "", symbol)
+
+
+@lru_cache(maxsize=4096)
+def _asked_space_group(question: str) -> str | None:
+    m = _SG_IN_QUESTION.search(question)
+    return _sg_key(m.group(1).rstrip(",")) if m and _SG_SYMBOL.fullmatch(m.group(1).rstrip(",")) else None
 
 
 _ASKED_HERE = re.compile(r"\b(?:this|the asked|the given)\s+(?:structure|phase|polymorph|cell)\b", re.I)
@@ -406,7 +423,7 @@ class StabilityReader(_DFTReader):
         m = _ASKED_PHASE.search(original)
         if m is None:
             return
-        asked = (m.group("a") or m.group("b") or "").strip().lower()
+        asked = (m.group("a") or m.group("b") or m.group("c") or "").strip().lower()
         if not asked:
             return
         for c in [c for c in extraction.claims if c.kind == "e_above_hull"]:
@@ -445,6 +462,13 @@ class StabilityReader(_DFTReader):
                 named = m
             if named is not None and _SYSTEMS.get(named.group(1).lower()) not in (None, system):
                 return "other_property"  # "the cubic α-phase lies 0.018 eV/atom above the hull" when the asked cell is orthorhombic
+        asked_sg = _asked_space_group(getattr(scan, "question_norm", ""))
+        if asked_sg is not None:
+            named_sg = None
+            for m in _SG_SYMBOL.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 80), run.head.start):
+                named_sg = m
+            if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg:
+                return "other_property"  # "the γ-phase (Pmn2_1) is 0.021 eV/atom above the hull" when the asked cell is Pnma
         return result
 
     def run_reason(self, scan: Scan, run: Run) -> str | None:
@@ -484,7 +508,7 @@ class StabilityReader(_DFTReader):
 
 
 # -- metallicity ---------------------------------------------------------------------------------
-_GAP_LABEL = re.compile(rf"(?:band[- ]?gap|\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+_GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
                         rf"{cx.LINK}\s*$", re.I)
 _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
@@ -511,6 +535,10 @@ _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larg
 _SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b", re.I)
 
 
+_GAPPED_ANSWER = re.compile(r"\b(?:gapped|insulat\w+|semi-?conduct\w+|non-?metal\w*)\s*(?:[,:;(]|[—–-]|with)\s*"
+                            r"(?:(?:a|an|the)\s+)?(?:(?:band[- ]?)?gap\s*(?:of|=|:|≈|~)?\s*)?(?:about|approximately|~|≈)?\s*$", re.I)
+
+
 class MetallicityReader(_DFTReader):
     family = "metallicity"
     class_kind = "metallicity"
@@ -520,8 +548,14 @@ class MetallicityReader(_DFTReader):
         return bool(_GAP_LABEL.search(scan.norm, run.lo, run.head.start))
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
-        """"a band gap of 1.0000e+00": a gap stated without its unit is read in eV, the unit the question asks for."""
-        return "eV" if _GAP_LABEL.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start) else None
+        """"a band gap of 1.0000e+00": a gap stated without its unit is read in eV, the unit the question asks for;
+        so is a bare number right after the gapped class in the Answer line ("Answer: gapped, 0.87")."""
+        if _GAP_LABEL.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start):
+            return "eV"
+        if scan.in_answer(run.head) and _GAPPED_ANSWER.search(scan.norm, max(scan.answer[0], run.head.start - 40), run.head.start) \
+                and not cx.ARITHMETIC_AFTER.match(scan.norm, run.head.end):
+            return "eV"
+        return None
 
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if unit not in ("eV", "meV"):
