@@ -425,3 +425,16 @@ def test_w4_dft_rules() -> None:
     assert claims(METALLICITY, "PBE underestimates it.\nAnswer: gapped, 0.87") == [("metallicity", "gapped", ""), ("band_gap", 0.87, "eV")]
     chain = "The Fermi level is placed mid-gap at 6.2 eV on the absolute scale.\nAnswer: gapped, 0.4 eV"
     assert [v for k, v, _ in claims(METALLICITY, chain) if k == "band_gap"] == [0.4]
+
+
+def test_an_echoed_instruction_is_not_a_class_claim() -> None:
+    """Found in a real gemma3 run: the base model copies the prompt, whose instruction "otherwise say it is
+    non-magnetic" was read as a nonmagnetic claim in 90 of 90 magnetism answers."""
+    question = ("Material: TiN, space group 87, 16 atoms in the computational cell.\n\nAccording to spin-polarised "
+                "density-functional calculations, is TiN magnetic? If it is, estimate its net magnetic moment in µB "
+                "per formula unit; otherwise say it is non-magnetic.\nFinish with one line of the form \"Answer: ...\".")
+    assert claims(MAGNETISM, question + " mendatang\n" + question[:80], question) == []
+    assert claims(MAGNETISM, question + "\nTiN is non-magnetic.\nAnswer: non-magnetic", question) == [
+        ("magnetism", "nonmagnetic", "")]
+    stability_q = "Is TiN thermodynamically stable? If it is not, say it is unstable and give its energy above the hull."
+    assert claims(STABILITY, stability_q + "\n" + stability_q, stability_q) == []

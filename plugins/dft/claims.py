@@ -218,6 +218,8 @@ def _echoes_question(scan: Scan, pos: int, question: str) -> bool:
     sentence = scan.norm[lo:hi].strip()
     if sentence.endswith("?"):
         return True  # a question, not a commitment
+    if len(sentence) >= 24 and sentence in question:
+        return True  # the question's own sentence copied out ("... otherwise say it is non-magnetic."): an instruction
     if len(sentence) < 24 or not _ALTERNATIVE.search(sentence):
         return False  # "X is thermodynamically stable, i.e. on or within ..." restates the question as an assertion
     # the question's alternative copied out ("X is metallic (zero band gap) or does it have a band gap.")
