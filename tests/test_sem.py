@@ -78,3 +78,19 @@ def test_text_items_describe_calibration_inputs_not_answers(data_dir: Path) -> N
     image_item = loader.complete(loader.load(TaskConfig("s", "sem.micrographs", "microscopy", modality="image"),
                                              data_dir)[0])
     assert image_item.images[0].endswith(".png") and Path(image_item.images[0]).exists()
+
+
+def test_text_item_accuracy_uses_the_question_pixel_counts() -> None:
+    """A model that copies "26 px" as "26 nm" fits the field of view (consistent) but is not accurate; the
+    right size is the question's pixel count times the scale-bar calibration. Image items have no such
+    non-circular criterion."""
+    from matpcr.records import Claim
+    from matpcr_plugins.sem.oracle import SEMOracle
+
+    oracle = SEMOracle()
+    reference = {"fov_nm": 7585.0, "nm_per_px": 200 / 27, "particle_px": 26.0}
+    slip = Claim("feature_size", 26.0, "nm")
+    assert oracle.check(slip, reference).status == "consistent" and oracle.accurate(slip, reference) is False
+    assert oracle.accurate(Claim("feature_size", 193.0, "nm"), reference) is True
+    assert oracle.accurate(Claim("feature_size", 230.0, "nm"), reference) is False  # 19 % off
+    assert oracle.accurate(slip, {"fov_nm": 7585.0, "nm_per_px": 200 / 27}) is None

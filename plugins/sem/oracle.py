@@ -1,9 +1,11 @@
 """The microscopy oracle (MatPCR Methods, "Microscopy").
 
 A claimed feature size is violated when it exceeds the field of view s × p_img, where the calibration
-s = ℓ / p_bar comes from the micrograph's own scale bar. A necessary, not sufficient, condition; there
-is no non-circular accuracy criterion for it, so ``accurate`` returns None. Verdict messages never
-state the calibration or the field of view: that would hand the model the answer.
+s = ℓ / p_bar comes from the micrograph's own scale bar. A necessary, not sufficient, condition: a model
+that copies the pixel count as nanometres ("26 px" → "26 nm") passes it. So where the question itself
+states the particle's size in pixels (the text task), ``accurate`` compares the claim with that size
+times the calibration (within ``accuracy_rel``); image items have no non-circular criterion (None).
+Verdict messages never state the calibration or the field of view: that would hand the model the answer.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ class SEMOracle(Oracle):
     name = "sem"
     constraint = "microscopy"
     tolerance_param = "fov_margin"
-    defaults = {"fov_margin": 1.0}  # a feature may be at most fov_margin × the field of view
+    #: a feature may be at most fov_margin × the field of view; an answer is accurate within accuracy_rel of
+    #: the size the question's pixel counts give (pixel counts are rounded to whole pixels in the question)
+    defaults = {"fov_margin": 1.0, "accuracy_rel": 0.15}
     from matpcr_plugins.sem.controls import NAMES as control_names
     #: the validity gate's pooled d̂, f̂ (Corollary 2 in results; $MATPCR_GATE_FILE overrides)
     gate_figures = {"recall": 0.7125, "false_alarm": 0.0000, "n_negative": 80, "n_positive": 80, "references_sha": "0a8b37d2d764",
@@ -98,6 +102,14 @@ class SEMOracle(Oracle):
                            "micrograph, so it cannot be a feature in it; re-measure it against the scale bar.",
                            {"reason": "exceeds_fov"})
         return Verdict("consistent", "the stated size fits inside the micrograph's field of view.")
+
+    def accurate(self, claim: Claim, reference: dict[str, Any]) -> bool | None:
+        """Text items only: the question gives the particle in pixels and the scale bar, so the right size is
+        particle_px × nm_per_px (the oracle's own scale-bar calibration)."""
+        if "particle_px" not in reference or not reference.get("nm_per_px"):
+            return None
+        expected = float(reference["particle_px"]) * float(reference["nm_per_px"])
+        return abs(float(claim.value) - expected) <= self.params["accuracy_rel"] * expected
 
     def render_case(self, reference: dict[str, Any], claim: Claim, out: Path) -> Path:
         """Audit and viewer figure: the micrograph with the detected scale bar outlined, the calibration
