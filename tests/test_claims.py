@@ -438,3 +438,17 @@ def test_an_echoed_instruction_is_not_a_class_claim() -> None:
         ("magnetism", "nonmagnetic", "")]
     stability_q = "Is TiN thermodynamically stable? If it is not, say it is unstable and give its energy above the hull."
     assert claims(STABILITY, stability_q + "\n" + stability_q, stability_q) == []
+
+
+def test_a_copied_data_table_is_an_echo_but_restated_rows_are_claims() -> None:
+    """Found in a real gemma3 run: the base model copies the prompt's max-pooled spectrum table, and every
+    copied row was read as a band (30 of 30 raman answers checkable). Three or more consecutive rows copied in
+    order, and the row cut off after them, are an echo; a row restated on its own is still a claim."""
+    table = "\n".join(f"{x:.1f} {y}" for x, y in [(150.5, 2425), (153.4, 3250), (154.9, 2896), (159.2, 1339),
+                                                   (166.4, 1334), (170.8, 2035), (464.9, 9000)])
+    question = f"Raman spectrum of quartz, 532 nm. Columns: Raman shift (cm⁻¹) and intensity:\n{table}\n\nWhich bands?"
+    copied = question.split("\n\n")[0] + "\n" + "\n".join(table.splitlines()[:5]) + "\n170.8 20"
+    assert claims(RAMAN, copied, question) == []
+    assert claims(RAMAN, "The main band is at 464.9 cm⁻¹.\nAnswer: 464.9 cm⁻¹", question) == [("raman_shift", 464.9, "cm-1")]
+    own_order = "Strongest rows:\n464.9 9000\n153.4 3250\n154.9 2896\nAnswer: 464.9, 153.4, 154.9 cm⁻¹"
+    assert [c[1] for c in claims(RAMAN, own_order, question)] == [464.9, 153.4, 154.9]

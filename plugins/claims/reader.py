@@ -89,6 +89,7 @@ class Scan:
     question_norm: str = ""
     counts: frozenset[float] = frozenset()  # integers the question states (atom counts, space groups)
     memo: dict[Any, Any] = field(default_factory=dict)  # run reasons by their window, for repetitive chains
+    copied: frozenset[int] = frozenset()  # start offsets of numbers in rows copied from the question's table
 
     def in_answer(self, n: Number) -> bool:
         return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
@@ -138,6 +139,47 @@ def question_table(question: str | None) -> frozenset[float]:
 def _question_table(question: str) -> frozenset[float]:
     rows = [float(m.group(1)) for m in _TABLE_ROW.finditer(question)]
     return frozenset(key(v) for v in rows) if len(rows) >= 3 else frozenset()
+
+
+#: rows of the question's table copied in order, at least this many in a row, are an echo of the data
+COPIED_ROWS = 3
+_ROW_PAIR = re.compile(r"^[ \t]*(-?\d+(?:\.\d+)?)[ \t,;|]+(-?\d+(?:\.\d+)?)[ \t|]*$", re.M)
+_NEXT_ROW = re.compile(r"[ \t]*(-?\d+(?:\.\d+)?)(?:[ \t,;|]+(-?\d+(?:\.\d+)?))?[ \t|]*$", re.M)
+
+
+@lru_cache(maxsize=256)
+def _question_rows(question: str) -> dict[tuple[str, str], int]:
+    """Each (x, y) row of the question's data table, as written, with its position in the table."""
+    out: dict[tuple[str, str], int] = {}
+    for i, m in enumerate(_ROW_PAIR.finditer(normalize(question).norm)):
+        out.setdefault((m.group(1), m.group(2)), i)
+    return out if len(out) >= COPIED_ROWS else {}
+
+
+def copied_rows(norm: str, question: str | None) -> frozenset[int]:
+    """Start offsets of the numbers in blocks of the chain that copy ``COPIED_ROWS`` or more consecutive rows of
+    the question's table in order (a model echoing its prompt), plus the row right after such a block when it
+    starts with the next row's position (the copy cut off mid-row by the token limit). Restating a few rows in its own order stays a claim (docs/oracles.md)."""
+    rows = _question_rows(question) if question else {}
+    if not rows:
+        return frozenset()
+    firsts = {i: x for (x, _), i in rows.items()}
+    lines = [(m.start(1), m.start(2), rows.get((m.group(1), m.group(2))), m.end()) for m in _ROW_PAIR.finditer(norm)]
+    out: set[int] = set()
+    k = 0
+    while k < len(lines):
+        j = k
+        while (j + 1 < len(lines) and lines[j][2] is not None and lines[j + 1][2] == lines[j][2] + 1
+               and lines[j + 1][0] - lines[j][3] <= 2):  # the next line, the next row of the table
+            j += 1
+        if lines[k][2] is not None and j - k + 1 >= COPIED_ROWS:
+            for a, b, _, _ in lines[k:j + 1]:
+                out.update((a, b))
+            cut = _NEXT_ROW.match(norm, lines[j][3] + 1)
+            if cut and cut.group(1) == firsts.get(lines[j][2] + 1):
+                out.update(cut.start(g) for g in (1, 2) if cut.group(g) is not None)
+        k = j + 1
+    return frozenset(out)
 
 
 _HEADER = re.compile(r"\(([^()\n]{1,20})\)\s*[:=]\s*$|(?:in|/)\s*(cm-1|°|Å|nm|µm|eV|µB)\s*\)?\s*[:=]\s*$")
@@ -209,6 +251,8 @@ class QuantityReader:
         scan = Scan(text.norm, text, nums, cx.Sentences.of(text.norm), cx.answer_span(text.norm), echo, heads,
                     question_table(question) if self.answer_unit else frozenset(), item, list(text.notes),
                     frozenset(v for _, v in echo))
+        if scan.table:
+            scan.copied = copied_rows(text.norm, question)
         self.prepare(scan)
         answer_bare_ok = self._answer_is_list(scan)
         found: dict[tuple[str, float, str], tuple[Number, str, float, str]] = {}
@@ -302,6 +346,8 @@ class QuantityReader:
         """A claim (kind, value, unit) or the reason the number is not one."""
         if n.reason:
             return n.reason
+        if scan.copied and n.start in scan.copied:
+            return "question_echo"
         if (scan.echo or scan.counts) and self.echo_first and self._echo(scan, n, run, bare=True):
             return "question_echo"
         reason = self._own_reason(scan, n) or self.own_reason(scan, n, run)
