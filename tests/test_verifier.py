@@ -165,3 +165,12 @@ def test_ece_is_zero_for_perfect_calibration() -> None:
     p = np.array([0.05] * 50 + [0.95] * 50)
     ece, curve = expected_calibration_error(y, p)
     assert ece == pytest.approx(0.05) and len(curve) == 2
+
+
+def test_a_record_two_runs_share_is_counted_once(labelled_runs: list[Path], tmp_path: Path) -> None:
+    """A CGSV run re-uses the plain run's first answers; the dataset must not hold them twice."""
+    once, twice = tmp_path / "once", tmp_path / "twice"
+    assert run_cli("verifier", "dataset", str(labelled_runs[0]), "--out", str(once)).returncode == 0
+    assert run_cli("verifier", "dataset", str(labelled_runs[0]), str(labelled_runs[0]), "--out", str(twice)).returncode == 0
+    m1, m2 = (json.loads((d / "manifest.json").read_text()) for d in (once, twice))
+    assert m1["examples"] == m2["examples"] > 0

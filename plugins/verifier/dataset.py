@@ -42,14 +42,17 @@ def in_test(source_id: str, test_fraction: float, seed: int) -> bool:
 
 
 def real_examples(run_dirs: list[str | Path]) -> list[dict[str, Any]]:
-    """Every oracle-checked record of the runs, all rounds and samples, labelled by the oracle."""
+    """Every oracle-checked record of the runs, all rounds and samples, labelled by the oracle. A record that
+    two runs share (a CGSV run re-uses the plain run's first answers) is counted once."""
     examples = []
+    seen: set[tuple[str, str]] = set()
     for d in run_dirs:
         run = RunDir(d)
         items = run.items()
         for r in run.iter_records():
-            if r.status not in ("consistent", "violated"):
+            if r.status not in ("consistent", "violated") or (r.model, r.key) in seen:
                 continue
+            seen.add((r.model, r.key))
             item = items.get(f"{r.task}/{r.item_id}")
             question = item.text if item is not None else ""
             examples.append({"text": example_text(r.constraint, question, r.chain), "label": int(r.status == "violated"),
