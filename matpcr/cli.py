@@ -262,7 +262,7 @@ def report(run_dirs: tuple[str, ...], output_dir: str | None) -> None:
 
 
 @cli.command("compare")
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.argument("run_dirs", nargs=-1, required=True)
 @click.option("--by", type=click.Choice(["constraint", "task"]), default="constraint", show_default=True,
               help="Compare per constraint or per task.")
 @click.option("--pairs", type=click.Choice(["all", "first"]), default="all", show_default=True,
@@ -271,7 +271,8 @@ def report(run_dirs: tuple[str, ...], output_dir: str | None) -> None:
 @click.option("--markdown", is_flag=True, help="Print GitHub tables ready to paste into a README.")
 def compare_cmd(run_dirs: tuple[str, ...], by: str, pairs: str, as_json: bool, markdown: bool) -> None:
     """Compare models run on the same items: each run's PCR with its interval, and for each pair of runs the
-    paired exact McNemar test on shared checkable items (b, c, ΔPCR, p, Holm and BH across the groups)."""
+    paired exact McNemar test on shared checkable items (b, c, ΔPCR, p, Holm and BH across the groups).
+    Runs of one model over different tasks count as one when joined with '+': runs/a+runs/b."""
     from matpcr.comparison import compare_runs, to_markdown, to_text
 
     if len(run_dirs) < 2:

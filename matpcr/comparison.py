@@ -68,7 +68,7 @@ class _Run:
         return outcome.constraint if by == "constraint" else outcome.task
 
 
-def _load(run_dir: str | Path) -> tuple[dict[str, Any], dict[Key, _Outcome]]:
+def _load_one(run_dir: str | Path) -> tuple[dict[str, Any], dict[Key, _Outcome]]:
     """A run's results.json and its first answers, keyed by (task, item, seed)."""
     from matpcr.report import load_results
     from matpcr.rundir import RunDir
@@ -82,6 +82,46 @@ def _load(run_dir: str | Path) -> tuple[dict[str, Any], dict[Key, _Outcome]]:
     for r in run.iter_records():
         if r.round == 0 and r.sample == 0:
             first[(r.task, r.item_id, r.seed)] = _Outcome(r.task, r.constraint, r.status, bool(r.error))
+    return results, first
+
+
+#: joins run directories of one model that cover different tasks ("runs/a+runs/b"), e.g. a model whose
+#: long-prompt tasks were run separately
+JOIN = "+"
+
+
+def _load(spec: str | Path) -> tuple[dict[str, Any], dict[Key, _Outcome]]:
+    """One run, or several runs of one model over disjoint tasks joined with ``+`` (their records aggregated
+    together, so constraint and overall figures span all of them, computed as a single run would)."""
+    parts = [p for p in str(spec).split(JOIN) if p] if JOIN in str(spec) and not Path(spec).exists() else [spec]
+    if len(parts) == 1:
+        return _load_one(parts[0])
+    import json
+
+    from matpcr.results import aggregate
+    from matpcr.rundir import RunDir
+
+    loaded = [_load_one(p) for p in parts]
+    models = {json.dumps(r.get("model"), sort_keys=True, default=str) for r, _ in loaded}
+    if len(models) > 1:
+        raise MatpcrError(f"{spec}: runs joined with '{JOIN}' must be of one model (these are of {len(models)})")
+    first: dict[Key, _Outcome] = {}
+    for (results, part), path in zip(loaded, parts):
+        overlap = {k[0] for k in part} & {k[0] for k in first}
+        if overlap:
+            raise MatpcrError(f"{spec}: task(s) {', '.join(sorted(overlap))} appear in more than one joined run "
+                              f"({path}); join runs over disjoint tasks")
+        first.update(part)
+    records = [r for p in parts for r in RunDir(p).iter_records()]
+    results = dict(loaded[0][0])
+    results["metrics"] = aggregate(records)
+    results["run_dir"] = JOIN.join(str(r.get("run_dir") or p) for (r, _), p in zip(loaded, parts))
+    config = dict(results.get("config") or {})
+    for name in ("limit", "seeds"):  # parts run with other settings are not hidden behind the first part's
+        values = sorted({str((r.get("config") or {}).get(name)) for r, _ in loaded})
+        config[name] = (loaded[0][0].get("config") or {}).get(name) if len(values) == 1 else "mixed: " + ", ".join(values)
+    results["config"] = config
+    results["tasks_config"] = {k: v for r, _ in loaded for k, v in (r.get("tasks_config") or {}).items()}
     return results, first
 
 
@@ -149,8 +189,9 @@ def _config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
         config = results.get("config") or {}
         if name == "oracle_args" and results.get("rescored"):
             return (results["rescored"] or {}).get("oracle_args", config.get(name))
-        value = config.get(name)
-        return sorted(value) if name == "tasks" and isinstance(value, list) else value
+        if name == "tasks":  # the tasks the run resolved to, so "dft" and its three tasks read alike
+            return sorted(results.get("tasks_config") or config.get(name) or [])
+        return config.get(name)
 
     return [name for name in COMPARED_CONFIG if effective(a, name) != effective(b, name)]
 

@@ -15,6 +15,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
 from matpcr.comparison import NO_SHARED, SECTION_TITLE, compare_runs
+from matpcr.errors import MatpcrError
 
 from conftest import run_cli
 
@@ -242,3 +243,19 @@ def test_report_has_the_comparison_section(runs: dict[str, Path], tmp_path: Path
     assert SECTION_TITLE in (tmp_path / "rep" / "report.html").read_text()
     single = run_cli("report", str(runs["A"]), "--output-dir", str(tmp_path / "one"))
     assert single.returncode == 0 and SECTION_TITLE not in (tmp_path / "one" / "report.md").read_text()
+
+
+def test_runs_of_one_model_over_disjoint_tasks_join_with_plus(runs: dict[str, Path], data_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """A model whose tasks ran in two runs compares as one ("RUN1+RUN2"): the same cells as the single run,
+    with constraint and overall figures aggregated over both parts."""
+    replay = next((runs["B"].parent.parent).glob("B.jsonl"))
+    parts = [_run(tmp_path / task, data_dir, replay, [task], 2) for task in TASKS]
+    joined = compare_runs([runs["A"], "+".join(map(str, parts))])
+    single = compare_runs([runs["A"], runs["B"]])
+    for group in single["groups"]:
+        for key in ("n_shared", "b", "c", "p"):
+            assert joined["comparisons"][0]["groups"][group][key] == single["comparisons"][0]["groups"][group][key]
+        assert joined["runs"][1]["groups"][group]["pcr"]["value"] == single["runs"][1]["groups"][group]["pcr"]["value"]
+    with pytest.raises(MatpcrError, match="more than one joined run"):
+        compare_runs([runs["A"], f"{parts[0]}+{parts[0]}"])
