@@ -451,4 +451,8 @@ def test_a_copied_data_table_is_an_echo_but_restated_rows_are_claims() -> None:
     assert claims(RAMAN, copied, question) == []
     assert claims(RAMAN, "The main band is at 464.9 cm⁻¹.\nAnswer: 464.9 cm⁻¹", question) == [("raman_shift", 464.9, "cm-1")]
     own_order = "Strongest rows:\n464.9 9000\n153.4 3250\n154.9 2896\nAnswer: 464.9, 153.4, 154.9 cm⁻¹"
-    assert [c[1] for c in claims(RAMAN, own_order, question)] == [464.9, 153.4, 154.9]
+    assert [c[1] for c in claims(RAMAN, own_order, question)] == [464.9, 153.4, 154.9]  # from the Answer line
+    looped = "Columns: Raman shift (cm⁻¹) and intensity:\n153.4 3250\n154.9 2896\n153.4 3250\n154.9 2896\n153.4 3250"
+    assert claims(RAMAN, looped, question) == []  # a row copied with its intensity, in any order, is data
+    assert claims(RAMAN, "The bands lie at 153.4 and 464.9 cm⁻¹.", question) == [("raman_shift", 153.4, "cm-1"),
+                                                                               ("raman_shift", 464.9, "cm-1")]

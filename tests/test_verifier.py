@@ -114,7 +114,9 @@ def test_train_eval_and_check(labelled_runs: list[Path], data_dir: Path, tmp_pat
     result = json.loads((model / "metrics.json").read_text())
     rows = result["rows"]
     assert {"in_distribution", "real_only:in_distribution", "heldout:spectra", "heldout:diffraction",
-            "heldout:microscopy"} <= set(rows)
+            "heldout:microscopy", "baseline:constraint_rate"} <= set(rows)
+    # the baseline reads no chain: every test chain of one constraint gets the same score
+    assert rows["baseline:constraint_rate"]["n"] == len(real_test)
     assert rows["in_distribution"]["n"] == rows["real_only:in_distribution"]["n"] == len(real_test)
     assert any(k.startswith("in_distribution:model=") for k in rows)
     curve = result["learning_curve"]

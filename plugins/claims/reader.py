@@ -157,15 +157,19 @@ def _question_rows(question: str) -> dict[tuple[str, str], int]:
 
 
 def copied_rows(norm: str, question: str | None) -> frozenset[int]:
-    """Start offsets of the numbers in blocks of the chain that copy ``COPIED_ROWS`` or more consecutive rows of
-    the question's table in order (a model echoing its prompt), plus the row right after such a block when it
-    starts with the next row's position (the copy cut off mid-row by the token limit). Restating a few rows in its own order stays a claim (docs/oracles.md)."""
+    """Start offsets of the numbers on chain lines that copy a row of the question's table exactly, position and
+    intensity as written (a model echoing its prompt, in order or looping over it), plus the line right after a
+    copied block of ``COPIED_ROWS`` or more when it starts with the next row's position (the copy cut off
+    mid-row by the token limit). A position restated without the row's intensity stays a claim (docs/oracles.md)."""
     rows = _question_rows(question) if question else {}
     if not rows:
         return frozenset()
     firsts = {i: x for (x, _), i in rows.items()}
     lines = [(m.start(1), m.start(2), rows.get((m.group(1), m.group(2))), m.end()) for m in _ROW_PAIR.finditer(norm)]
     out: set[int] = set()
+    for a, b, index, _ in lines:
+        if index is not None:
+            out.update((a, b))
     k = 0
     while k < len(lines):
         j = k
@@ -173,8 +177,6 @@ def copied_rows(norm: str, question: str | None) -> frozenset[int]:
                and lines[j + 1][0] - lines[j][3] <= 2):  # the next line, the next row of the table
             j += 1
         if lines[k][2] is not None and j - k + 1 >= COPIED_ROWS:
-            for a, b, _, _ in lines[k:j + 1]:
-                out.update((a, b))
             cut = _NEXT_ROW.match(norm, lines[j][3] + 1)
             if cut and cut.group(1) == firsts.get(lines[j][2] + 1):
                 out.update(cut.start(g) for g in (1, 2) if cut.group(g) is not None)

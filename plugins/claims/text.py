@@ -154,23 +154,24 @@ def _apply(text: str, pattern: re.Pattern[str], repl: Repl) -> tuple[str, _Pass 
             out_start = table[:, 0] + before
             return pattern.sub(repl.replace("\\", "\\\\"), text), _Pass(out_start, out_start + len(repl), table[:, 0],
                                                                         table[:, 1], np.cumsum(grow))
+    edits = [(m.start(), m.end(), repl(m) if callable(repl) else repl) for m in pattern.finditer(text) if m.end() > m.start()]
+    return _splice(text, edits)
+
+
+def _splice(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, _Pass | None]:
+    """Replace each ``text[a:b]`` with its ``r`` (edits sorted, not overlapping), keeping the offset map."""
+    if not edits:
+        return text, None
     pieces: list[str] = []
     rows: list[tuple[int, int, int, int]] = []
-    last = 0
-    out = 0
-    for m in pattern.finditer(text):
-        a, b = m.span()
-        if a == b:
-            continue
-        r = repl(m) if callable(repl) else repl
+    last = out = 0
+    for a, b, r in edits:
         pieces.append(text[last:a])
         out += a - last
         pieces.append(r)
         rows.append((out, out + len(r), a, b))
         out += len(r)
         last = b
-    if not rows:
-        return text, None
     pieces.append(text[last:])
     table = np.asarray(rows, dtype=np.int64)
     shift = np.cumsum((table[:, 1] - table[:, 0]) - (table[:, 3] - table[:, 2]))
@@ -298,22 +299,7 @@ def _tex_tables(text: str) -> tuple[str, _Pass | None]:
                 a = cell_start + len(number.group(1))
                 b = a + len(number.group(2))
                 edits.append((a, b, f" {name} = {number.group(2)} {unit or ''} ".replace("  ", " ")))
-    if not edits:
-        return text, None
-    pieces: list[str] = []
-    rows_out: list[tuple[int, int, int, int]] = []
-    last = out = 0
-    for a, b, r in edits:
-        pieces.append(text[last:a])
-        out += a - last
-        pieces.append(r)
-        rows_out.append((out, out + len(r), a, b))
-        out += len(r)
-        last = b
-    pieces.append(text[last:])
-    table = np.asarray(rows_out, dtype=np.int64)
-    shift = np.cumsum((table[:, 1] - table[:, 0]) - (table[:, 3] - table[:, 2]))
-    return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
+    return _splice(text, edits)
 
 
 def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:

@@ -1,6 +1,8 @@
 """The full verifier evaluation, on real chains only (the test side of a source-disjoint split).
 
-Rows: in distribution (overall, per constraint type, per model that wrote the chains); one held-out-
+Rows: in distribution (overall, per constraint type, per model that wrote the chains); the baseline that
+scores each chain with its constraint's training violation rate (reads no chain: the pooled AUC a verifier
+must beat, since rates differ widely between constraints); one held-out-
 constraint verifier per type (each separately trained, reported one by one and never pooled); the same
 verifier retrained on real chains alone (what the gate's synthetic controls add); and a learning curve
 (AUC against the number of real training examples) that says how much data a target AUC would need.
@@ -88,6 +90,12 @@ def full_evaluation(dataset_dir: str, model_dir: str, heldout: bool, base: str |
     p = verifier.p_violation([r["text"] for r in test_rows])
     rows: dict[str, Any] = {"in_distribution": evaluate(test_rows, p)}
     curves = {f"in distribution ({meta.get('base_name', 'verifier')})": rows["in_distribution"]["reliability"]}
+    # the bar a verifier must clear: each constraint's violation rate in the training rows, as a score. Rates
+    # differ widely between constraints, so a pooled AUC can be high without reading a single chain
+    rates = {c: float(np.mean([r["label"] for r in train_rows if r["constraint"] == c]))
+             for c in {r["constraint"] for r in train_rows}}
+    prior = float(np.mean([r["label"] for r in train_rows])) if train_rows else 0.5
+    rows["baseline:constraint_rate"] = evaluate(test_rows, np.array([rates.get(r["constraint"], prior) for r in test_rows]))
     for key in ("constraint", "model"):
         for value in sorted({r.get(key, "") for r in test_rows}):
             idx = [i for i, r in enumerate(test_rows) if r.get(key, "") == value]
