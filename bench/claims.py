@@ -2,6 +2,7 @@
 
     python bench/claims.py                  # held-out split: the figures to report
     python bench/claims.py --split dev -v   # the tuning split, with every disagreement printed
+    python bench/claims.py --split dev --batch m2   # one new batch, scored before any fix
 
 Claim-level precision and recall per family: a predicted claim matches a gold claim of the same kind whose
 value agrees within 1e-3 relative or 0.01 absolute (class claims by value); each gold claim is matched at most
@@ -27,9 +28,10 @@ TASKS = {"xrd": "xrd_text", "raman": "raman_text", "sem": "sem_text", "stability
          "metallicity": "metallicity_text", "magnetism": "magnetism_text"}
 
 
-def load(split: str) -> list[dict[str, Any]]:
+def load(split: str, batch: str | None = None) -> list[dict[str, Any]]:
+    """Every labelled chain of a split; ``batch`` keeps one file prefix (``w5`` reads ``w5_*.jsonl``)."""
     rows = []
-    for path in sorted((CORPUS / split).glob("*.jsonl")):
+    for path in sorted((CORPUS / split).glob(f"{batch}_*.jsonl" if batch else "*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rows.append(json.loads(line))
@@ -162,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="heldout", choices=["heldout", "dev"])
     parser.add_argument("-v", "--verbose", action="store_true", help="print every disagreement (dev split only)")
     parser.add_argument("--family", default=None, help="only this family")
+    parser.add_argument("--batch", default=None, help="only one dev batch's files, e.g. w5 (score a new batch before any fix)")
     args = parser.parse_args(argv)
     if args.verbose and args.split != "dev":
         parser.error("failure cases are shown for the dev split only; the held-out split is never tuned on")
-    rows = load(args.split)
+    rows = load(args.split, args.batch)
     if args.family:
         rows = [r for r in rows if r["family"] == args.family]
     if not rows:

@@ -69,7 +69,7 @@ NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|w
                             r"(?:does|do|did)\s+not\s+(?:appear|exist|show|occur)|(?:doesn't|don't|didn't)\s+(?:appear|exist|show|occur)|"
                             r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur))",
                             re.I)
-NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|\bwithout\b|\babsent\b|\bnor\b|\bnothing\b|"
+NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|\bwithout\b|\babsent\b|\bnor\b|\bnothing\b|[❌✗✘]|"
                              r"\black(?:s|ing)?\b|\brather than\b|\binstead of\b)[^,;:.\n]{0,30}$", re.I)
 NEGATION_BLOCK = re.compile(r"\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
                             r"\bother\b|\bexcept\b|\bnot just\b|\bif not\b", re.I)
@@ -108,7 +108,12 @@ COUNT_AFTER = re.compile(r"[ \t]+(?:(?:strongest|main|major|distinct|separate|we
                          r"inequivalent|magnetic)[ \t]+)?(?:positions|bands|peaks|modes|lines|reflections|particles|atoms|"
                          r"sites|values|points|rows|grains|crystals|steps|times|formula units|components|phases)\b", re.I)
 # a rate or coefficient, not a value: "−0.022 cm⁻¹/K", "5.2 cm⁻¹/GPa", "0.3 eV per GPa"
-COEFFICIENT_AFTER = re.compile(r"[ \t]*(?:/|per[ \t]+)(?:K|°C|GPa|MPa|kbar|bar|%|layer|T|kOe|Oe|V|volt)(?![\w])")
+COEFFICIENT_AFTER = re.compile(r"[ \t]*(?:/|per[ \t]+)(?:K|°C|GPa|MPa|kbar|bar|%|layer|T|kOe|Oe|V|volt|(?:mol|wt|at)[ \t]*%)(?![\w])")
+# a signal-to-noise ratio or a difference label right before the number: "S/N ≈ 120", "Δ = 1.2 cm⁻¹" (not "Δν = 465")
+RATIO_BEFORE = re.compile(r"(?:\bS/N|\bSNR|signal[- ]to[- ]noise(?:\s+ratio)?)\s*(?:of\s+)?[=≈~:]?\s*(?:about\s+)?$", re.I)
+DELTA_BEFORE = re.compile(r"Δ\s*[=≈]\s*$")
+# the result of a subtraction written out: "1086.2 − 1085.0 = 1.2 cm⁻¹"
+SUBTRACTION_BEFORE = re.compile(r"\d\s*(?:[^\W\d_]{1,3}\S{0,3})?\s[−–-]\s*\d+(?:\.\d+)?\s*(?:[^\W\d_]{1,3}\S{0,3})?\s*=\s*$")
 # the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
 OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
                            r"\bwhereas\b[^.\n]{0,40}$", re.I)
@@ -226,3 +231,30 @@ def answer_span(text: str) -> tuple[int, int] | None:
         end = len(text) if end < 0 else end
         start = nxt
     return start, end
+
+
+def column_header(text: str, pos: int) -> str | None:
+    """The header cell above ``pos`` when it sits in a markdown table ("| database | E_above_hull |" over
+    "| OQMD | 4 meV/atom |"): a cell's quantity is named once, in the header row. None outside a table."""
+    line = text.rfind("\n", 0, pos) + 1
+    if not text[line:pos].lstrip().startswith("|"):
+        return None
+    column = text.count("|", line, pos)
+    top = line
+    while top > 0:
+        prev = text.rfind("\n", 0, top - 1) + 1
+        if not text[prev:top].lstrip().startswith("|"):
+            break
+        top = prev
+    end = text.find("\n", top)
+    cells = text[top:len(text) if end < 0 else end].split("|")
+    return cells[column] if top < line and column < len(cells) else None
+
+
+def label_start(text: str, sent_start: int, clause: int, width: int = 40) -> int:
+    """Where a labelled line's label begins when the clause starts right after its colon ("- Field of view: 8.5 µm",
+    "- minority spin: a 450 meV gap"): the label names the quantity; else the clause start itself."""
+    if clause > sent_start and text[clause - 1] == ":" and clause - sent_start <= width:
+        return sent_start
+    return clause
+

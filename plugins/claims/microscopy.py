@@ -24,11 +24,20 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
-                    r"\bphotoluminescence\b", re.I)
+                    r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
+                    r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b",
+                    re.I)
+# a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
+# particles were about 60 nm; ..."
+_BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
+                               r"treatment|growth|coarsening|reduction|etching)\b[^;]*$", re.I)
+# the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
+_SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
 _TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsometry|profilometr\w*|laser diffraction)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
-_REFERENCE_AFTER = re.compile(rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b|"
+_REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
+                              rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b|"
                               rf"[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
@@ -53,6 +62,8 @@ _PREP_AFTER = re.compile(r"\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buff
                          r"Ir)\s*(?:layer|coating|film)\b")
 # distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
+# not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
+_NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b", re.I)
 _OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|"
                                 r"milling|treatment|growth|coarsening)\b", re.I)
 
@@ -68,13 +79,20 @@ class MicroscopyReader(QuantityReader):
 
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         factor = TO_NM.get(unit)
-        if factor is None or _OTHER_STATE_AFTER.match(scan.norm, run.head.end):
+        if factor is None or _OTHER_STATE_AFTER.match(scan.norm, run.head.end) or _NOT_FEATURE_AFTER.match(scan.norm, run.head.end):
             return "other_property"
         if _PREP_AFTER.match(scan.norm, run.head.end):
             return "instrument_setting"
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
-        if _OTHER.search(scan.norm, clause, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
+        if _SPREAD_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 25), run.head.start):
+            return "uncertainty"
+        # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
+        label_start = run.s_start if clause > run.s_start and scan.norm[clause - 1] == ":" and clause - run.s_start <= 40 \
+            else clause
+        if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
             return "other_property"  # a crystallite size, a literature value
+        if _BEFORE_TREATMENT.match(scan.norm, run.s_start, run.head.start):
+            return "other_property"
         lead = cx.paren_lead(scan.norm, run.s_start, run.head.start)
         if lead is not None and _OTHER.search(scan.norm, *lead):
             return "other_property"  # "the Au lattice fringes (0.235 nm)"
@@ -84,7 +102,7 @@ class MicroscopyReader(QuantityReader):
         if imaging is not None and not _FEATURE.search(scan.norm, imaging.end(), run.head.start):
             return "instrument_setting"
         field = None
-        for m in _FIELD.finditer(scan.norm, clause, run.head.start):
+        for m in _FIELD.finditer(scan.norm, label_start, run.head.start):  # "- Field of view: 1024 × 8.33 nm ≈ 8.5 µm"
             field = m
         if field is not None and not _FEATURE.search(scan.norm, field.end(), run.head.start):
             return "instrument_setting"  # "the field of view is 1024 px × 7.41 nm/px ≈ 7.6 µm"

@@ -25,7 +25,7 @@ _BASIS = (r"(?P<basis>atoms?|at\.|sites?|f\.?\s?u\.?|formula[- ]units?|unit[- ]c
           r"[A-Z][a-z]?(?![a-z]))")
 # canonical units; the alternation order matters (longest spellings first)
 _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å\s*\^?\s*[23]|Å|"
-         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm\s*\^?\s*[23]|nm|µm\s*\^?\s*[23]|µm|mm|pm|cm(?![\w-])|"
+         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm\s*\^?\s*[23]|nm|µm\s*\^?\s*[23]|µm|mm|pm|cm(?![\w-])(?!\s*\^)|"
          r"m?eV(?:" + _PER + r"(?:atoms?|at\.|f\.?\s?u\.?|formula[- ]units?|cells?)(?:\s*\^\s*-\s*1)?(?![a-z]))?|"
          r"(?<![a-z])eV|keV|kJ\s*/\s*mol|kcal\s*/\s*mol|"
          r"µB(?:\s*(?:/|per|on\s+each|on)\s*" + _BASIS + r")?|"
@@ -218,11 +218,12 @@ def _link(norm: str, nums: list[Number]) -> None:
                 link = "list"  # the common case, without a regex
             elif cur.explicit_sign == "±" or _PM_GAP.fullmatch(gap):
                 link = "pm"
-            elif cur.explicit_sign == "-" and gap.strip() == "" and prev.explicit_sign != "±" and _same_quantity(prev, cur):
+            elif cur.explicit_sign == "-" and gap.strip() == "" and "\n" not in gap and prev.explicit_sign != "±" \
+                    and _same_quantity(prev, cur):
                 link = "range"  # "500-540": the dash is not a minus sign
                 cur.value = -cur.value
                 cur.explicit_sign = ""
-            elif _RANGE_GAP.fullmatch(gap) and _same_quantity(prev, cur) \
+            elif "\n" not in gap and _RANGE_GAP.fullmatch(gap) and _same_quantity(prev, cur) \
                     and not _BY.search(norm, max(0, prev.start - 12), prev.start):
                 link = "range"  # but "shifted by −0.15° to 34.27°" is a change and its result
             elif _AND_GAP.fullmatch(gap) and _BETWEEN.search(norm, max(0, prev.start - 30), prev.start) \

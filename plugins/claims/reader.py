@@ -43,7 +43,10 @@ _DIGITS = str.maketrans("123456789", "000000000")
 _ORDINALS = frozenset({"st", "nd", "rd", "th"})
 #: characters after a number that end its phrase without any cue ("28.4, 47.3" or "28.4.")
 _IF = re.compile(r"\bif\b", re.I)
-_TIMES_BEFORE = re.compile(r"[×*]\s*$")
+_ANSWER_LINE = re.compile(r"[ \t>*#-]*(?:final\s+|draft\s+|initial\s+|first\s+)?answer\b", re.I)
+_REVISION = re.compile(r"\b(?:on reflection|on second thought|actually|correction|correcting|transposed|mistake|wrong|revis\w+|"
+                       r"scratch that|wait|reconsider\w*|not right|incorrect|error)\b", re.I)
+_TIMES_BEFORE = re.compile(r"[×*÷]\s*$|\S\s*/\s+$")
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
@@ -181,7 +184,20 @@ def copied_rows(norm: str, question: str | None) -> frozenset[int]:
             if cut and cut.group(1) == firsts.get(lines[j][2] + 1):
                 out.update(cut.start(g) for g in (1, 2) if cut.group(g) is not None)
         k = j + 1
+    tail = _LAST_BARE.search(norm)
+    if tail and lines:  # a copy looping over the table or cut off mid-row at the chain's end
+        block, below = 0, tail.start(1)  # copied rows in the block right above the chain's last line
+        for a, _, index, end in reversed(lines):
+            if below - end > 3:
+                break  # not the line right above: the block has ended
+            below = a
+            block += index is not None
+        if block >= COPIED_ROWS:
+            out.add(tail.start(1))
     return frozenset(out)
+
+
+_LAST_BARE = re.compile(r"\n[ \t]*(-?\d+(?:\.\d*)?)[ \t]*\Z")
 
 
 _HEADER = re.compile(r"\(([^()\n]{1,20})\)\s*[:=]\s*$|(?:in|/)\s*(cm-1|°|Å|nm|µm|eV|µB)\s*\)?\s*[:=]\s*$")
@@ -221,6 +237,9 @@ class QuantityReader:
     echo_first = False
     #: whether four-digit bracketed integers are Miller–Bravais indices (hkil) rather than intensities
     miller = False
+    #: whether an earlier Answer line that the chain revises is retracted whole (one magnitude per answer: DFT
+    #: families); a list answer is revised item by item, so there a superseded line keeps its confirmed values
+    superseded_answers = False
     #: whether a number in the Answer line can be an echo (geometric answers are values, so there it cannot)
     answer_echo = False
     #: whether a value followed by a comparative ("0.1° higher", "24 cm⁻¹ apart") is a difference, not a value (the
@@ -432,9 +451,18 @@ class QuantityReader:
         if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):
             return "other"  # the chain stops inside a number ("... the band gap is 2"): truncated
         if not n.unit and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
-            prev = scan.nums[n.index - 1].digits
+            prev_num = scan.nums[n.index - 1]
+            prev = prev_num.digits
             if len(n.digits) < len(prev) and prev.startswith(n.digits):
                 return "other"  # the chain was cut in the middle of a number ("..., 1027, 1")
+            if (n.integer and not prev_num.integer and not scan.in_answer(n)
+                    and re.fullmatch(r"[\s,;]*(?:and\s+)?", norm[prev_num.end:start])):
+                return "other"  # "..., 215.1, 218.": a list of decimals cut off before the last one's decimals
+        if start > 0 and cx.RATIO_BEFORE.search(norm, max(0, start - 30), start):
+            return "other_property"  # "S/N ≈ 120": a signal-to-noise ratio
+        if start > 0 and (cx.DELTA_BEFORE.search(norm, max(0, start - 6), start) or (
+                not self.apart_is_distance and cx.SUBTRACTION_BEFORE.search(norm, max(0, start - 40), start))):
+            return "other"  # "Δ = 1.2 cm⁻¹", "1086.2 − 1085.0 = 1.2 cm⁻¹": a difference (in a micrograph, a gap is a size)
         if not n.unit and n.end < len(norm) and (norm[n.end].isalpha() or norm[n.end] == "θ") and norm[n.end] not in "eE":
             return "other"  # "3θ = 4°", "2H", "4f": a number glued to a letter is part of a label, not a value
         nums = scan.nums
@@ -542,10 +570,17 @@ class QuantityReader:
         contrast = None
         for m in cx.OTHER_SUBJECT.finditer(norm, max(run.s_start, head.start - 120), head.start):
             contrast = m
-        if contrast is not None and not cx.MAIN_CLAUSE.search(norm, contrast.end(), head.start):
+        if contrast is not None and not cx.MAIN_CLAUSE.search(norm, contrast.end(), head.start) \
+                and not self.back_to_subject(scan, contrast.end(), head.start):
             return "other_property"
         if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
             return "retracted"
+        if self.superseded_answers and scan.answer is not None and head.start < scan.answer[0]:
+            line = norm.rfind("\n", 0, head.start) + 1
+            if _ANSWER_LINE.match(norm, line):
+                end = norm.find("\n", head.start)
+                if end >= 0 and _REVISION.search(norm, end, scan.answer[0]):
+                    return "retracted"  # "Answer: gapped, 0.6 eV … On reflection, … Answer: metallic": a superseded answer
         if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):
             return "hedged"
         if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
@@ -558,6 +593,10 @@ class QuantityReader:
             if nxt is not None and cx.NON_COMMITMENT.search(norm, nxt[0], min(nxt[1], nxt[0] + 200)):
                 return "hedged"  # "if it says 1 µm the flower is 600 nm ... I cannot tell which"
         return None
+
+    def back_to_subject(self, scan: Scan, lo: int, hi: int) -> bool:
+        """Whether a main clause about the asked thing starts between a contrast ("Unlike TiS2, …") and a number."""
+        return False
 
     def _echo(self, scan: Scan, n: Number, run: Run, bare: bool) -> bool:
         """A number copied from the question; never one in the Answer line, which is the model's own assertion."""

@@ -30,7 +30,8 @@ _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts
 
 # a computed value contrasted with the measurement is another property (the oracle judges the measured spectrum)
 _COMPUTED = re.compile(r"\bDFT\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
-                       r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.", re.I)
+                       r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
+                       r"\bet al\b|\bwho\s+reports?\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -46,7 +47,7 @@ _EXPLICIT = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|
 # not a band of the sample: a cosmic-ray spike or an artefact; a reference value "from bulk Si at 520.5 cm⁻¹"
 _ARTEFACT = re.compile(r"\bcosmic[- ]rays?\b|\bspikes?\b|\bartefacts?\b|\bartifacts?\b|\bplasma lines?\b|"
                        r"\b(?:from|than|relative to|compared (?:to|with)|vs\.?|versus)\s+(?:the\s+)?(?:bulk|pristine|undoped|unstrained|"
-                       r"unstressed|free-standing|relaxed|intrinsic|reference)\b|\bbulk\s+(?:value|reference)\b|"
+                       r"unstressed|free-standing|free|stress-free|strain-free|relaxed|intrinsic|reference)\b|\bbulk\s+(?:value|reference)\b|"
                        r"\bfor comparison\b", re.I)
 
 
@@ -56,6 +57,37 @@ _REFERENCE_SUBJECT = re.compile(r"\b(?:crystalline|bulk|pristine|unstrained|unst
                                 r"ideal|relaxed|pure)\s+[\w-]+\s+(?:has|have|shows?|exhibits?|gives?|displays?)\b", re.I)
 _SAMPLE_CONTRAST = re.compile(r"[^;\n]{0,60}?[;,]\s*(?:but\s+|whereas\s+|while\s+)?(?:this|our|here|in\s+this|the\s+(?:measured|present|"
                               r"asked|studied))\b", re.I)
+
+
+# a sentence that sets other phases against the sample: "For comparison, celestine has ν₁ at 1000 cm⁻¹"
+_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+# a reference form of a phase, with no sample in sight: "pure calcite has ν₁ at 1085.0 cm⁻¹"
+_PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)\s+[\w-]+\s+(?:has|have|shows?|gives?|is\s+at)\b",
+                           re.I)
+# a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
+# band near 360 cm⁻¹"); when the question never names it, the value is that mineral's, not the sample's
+_MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|favou?rite|definite|infinite|opposite|polite|"
+                      r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
+                      r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
+                      r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
+                      r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
+_MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*(?:\([^()\n]{1,30}\)\s*)?(?:has|have|had|shows?|exhibits?|displays?|would|[—–:]|-\s|at\b)",
+                              re.I)
+_SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
+
+
+def _other_mineral(norm: str, lo: int, pos: int, question: str) -> bool:
+    """A mineral the question does not name is the subject right before the number."""
+    last = None
+    for m in _MINERAL.finditer(norm, lo, pos):
+        last = m
+    if last is None or not question:
+        return False
+    if not _MINERAL_SUBJECT.match(norm, last.end()):
+        return False  # "matches calcite, with bands at 1086 cm⁻¹" asserts the sample's bands
+    name = last.group(1).lower()
+    stem = name[:-1] if name.endswith("s") else name
+    return stem not in question.lower() and not _SAMPLE_WORDS.search(norm, last.end(), pos)
 
 
 class SpectraReader(QuantityReader):
@@ -96,12 +128,17 @@ class SpectraReader(QuantityReader):
                 return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
             if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
                 return "other_property"
+            if _COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start):
+                return "other_property"
+            question = getattr(scan.item, "text", None) or ""
+            line_start = norm.rfind("\n", 0, head.start) + 1
+            if _other_mineral(norm, max(clause, line_start, head.start - 60), head.start, question):
+                return "other_property"
             line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
             label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None
             if label is not None and label.end() <= head.start:
                 return "other_property"
             whose = _WHOSE.search(norm, max(run.s_start, head.start - 80), head.start)
-            question = getattr(scan.item, "text", None) or ""
             if whose is not None and whose.group(1) not in question:
                 return "other_property"
             return ("raman_shift", 1.0, "cm-1")

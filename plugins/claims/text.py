@@ -29,6 +29,20 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 
 Repl = str | Callable[[re.Match[str]], str]
 
+def _json_quantity(m: re.Match[str]) -> str:
+    """A machine-readable key as the label a reader knows, the unit in the key after the number."""
+    key = m.group("key").lower()
+    label = "E_hull" if "hull" in key else "threshold" if key == "threshold" else \
+        f"{key.split('_')[0].upper()} band gap" if key.endswith("_gap") and not key.startswith("band") else "band gap"
+    unit = ""
+    if m.group("unit"):
+        unit = " " + ("meV" if m.group("unit").lower() == "mev" else "eV")
+        basis = (m.group("basis") or "").lower()
+        if basis:
+            unit += "/atom" if basis == "atom" else "/f.u."
+    return f"{label} = {m.group('num')}{unit}"
+
+
 # (pattern, replacement, triggers), applied in order; a rule runs only when one of its trigger strings occurs in
 # the lower-cased text, so a long chain pays only for the spellings it actually uses
 _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
@@ -47,6 +61,11 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\degreeCelsius(?![a-zA-Z])|\\celsius(?![a-zA-Z])"), "°C", ("celsius",)),
     (re.compile(r"\\bohrmagneton(?![a-zA-Z])|\\muB(?![a-zA-Z])"), "µB", ("\\bohr", "\\mub")),
     (re.compile(r"\\per\\atom(?![a-zA-Z])"), "/atom", ("\\per",)),
+    # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
+    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan)_gap|"
+                r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
+                r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "hull", "band", "threshold_")),
+    (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
     (re.compile(r"(?<=[A-Za-z)\]])(?<![dθ])\$?_\{?(\d{1,3}(?:\.\d{1,3})?)\}?\$?(?![a-z{_]|\d)"), lambda m: m.group(1), ("_",)),  # NaMnO$_2$, Fe_3O_4
@@ -84,7 +103,8 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"(?<![a-z])(?:reciprocal centimet(?:er|re)s?|wave\s*numbers?)(?![a-z])", re.I), "cm-1",
      ("reciprocal", "wavenumber", "wave number")),
     (re.compile(r"[−‒﹣－]"), "-", ("−", "‒", "﹣", "－")),
-    (re.compile(r"–|\s--?\s"), " – ", ("–", " -")),   # en dash: a range between numbers
+    # en dash: a range between numbers; a dash after a line break is a bullet and keeps its line
+    (re.compile(r"–|[ \t]--?[ \t]"), " – ", ("–", " -")),
     (re.compile(r"[—―]"), " — ", ("—", "―")),          # em dash: a clause break, never a range
     (re.compile(r"\\pm(?![a-z])|\+\s*/\s*-|\+-(?=\s*\d)|\+/−"), "±", ("\\pm", "+")),
     (re.compile(r"\\times(?![a-z])|\\cdot(?![a-z])|[·⋅∙]"), "×", ("\\times", "\\cdot", "·", "⋅", "∙")),

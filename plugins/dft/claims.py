@@ -34,7 +34,7 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
                    r"hard to say|difficult to say|unknown|undetermined|not certain|no idea)\b", re.I)
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
                             r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|no idea|n/?a|none)\b", re.I)
-_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit)\b", re.I)
+_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
@@ -46,7 +46,8 @@ class _ClassCue:
     longer phrases first), how a negation flips each class, and what "yes"/"no" answer."""
 
     def __init__(self, cues: list[tuple[str, str]], flip: dict[str, str | None], yes: str | None, no: str | None,
-                 answer_only: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
+                 answer_only: list[tuple[str, str]] = (),  # type: ignore[assignment]
+                 yes_unless: re.Pattern[str] | None = None) -> None:
         self.pattern = re.compile("|".join(f"(?P<c{i}>{p})" for i, (p, _) in enumerate(cues)), re.I)
         self.groups = [name for _, name in cues]
         both = list(answer_only) + cues
@@ -54,13 +55,14 @@ class _ClassCue:
         self.answer_groups = [name for _, name in both]
         self.flip = flip
         self.yes, self.no = yes, no
+        self.yes_unless = yes_unless  # an answer line where "yes"/"no" answers another question ("Yes, 1.8 eV")
 
     def find(self, text: str, lo: int, hi: int, answer: bool) -> list[tuple[int, int, str]]:
         pattern, groups = (self.answer_pattern, self.answer_groups) if answer else (self.pattern, self.groups)
         out = []
         if answer:
             m = _YES_NO.match(text, lo, hi)
-            if m:
+            if m and not (self.yes_unless and self.yes_unless.search(text, lo, hi)):
                 name = self.yes if m.group(1).lower() == "yes" else self.no
                 if name:
                     out.append((m.start(1), m.end(1), name))
@@ -73,22 +75,30 @@ _HULL = r"(?:convex[- ])?hull"
 STABILITY = _ClassCue(
     [(rf"\bnot\s+(?:\w+\s+)?(?:on|at)\s+the\s+{_HULL}|\boff\s+the\s+{_HULL}|\b(?:well|far|significantly|substantially)\s+"
       rf"above\s+the\s+{_HULL}|\bunstable\b|\bdecompos(?:es|ing|e|ed)\b(?!\s+energy)|"
-      r"\bthermodynamically\s+unfavou?rable\b|\bphase[- ]separat\w+|\binstability\b", "unstable"),
+      r"\bthermodynamically\s+unfavou?rable\b|\bphase[- ]separat\w+|\binstability\b|\bprone\s+to\s+decomposition\b|"
+      r"\bdecomposition\s+is\s+(?:\w+\s+)?(?:favou?red|favou?rable|expected|spontaneous)\b|\bnot\s+(?:\w+\s+){0,3}synthesi[sz]able\b",
+      "unstable"),
      (rf"\bmetastab\w+|\bnear[- ]hull\b|\bnear\s+the\s+{_HULL}|\bclose\s+to\s+the\s+{_HULL}|\b(?:slightly|just)\s+above\s+the\s+{_HULL}",
       "metastable"),
      (rf"\b(?:thermodynamically|energetically)\s+stable\b|\bstable\b|\b(?:on|at)\s+the\s+{_HULL}|"
-      r"\bground[- ]state\s+(?:phase|structure|compound)\b", "stable"),
+      r"\bground[- ]state\s+(?:phase|structure|compound)\b|\b(?:thermodynamically|energetically)\s+(?:favou?red|favou?rable|preferred)\b|"
+      r"\b(?:is|as|be)\s+(?:the|a)\s+(?:\w+\s+)?ground[- ]state\b(?!\s+(?:of\s+)?(?:energy|moment|spin|magnet))", "stable"),
      (rf"\babove\s+the\s+{_HULL}", "unstable")],
-    {"stable": "unstable", "unstable": "stable", "metastable": None}, "stable", "unstable")
+    {"stable": "unstable", "unstable": "stable", "metastable": None}, "stable", "unstable",
+    [(r"\bground[- ]state\b", "stable")])
 METALLICITY = _ClassCue(
     [(r"\bnon-?metal(?:lic)?\b|\binsulat\w+|\bsemi-?conduct\w+|\bgapped\b|\bwide[- ]gap\b|\b(?:non-?zero|finite)\s+(?:band[- ]?)?gap\b",
       "gapped"),
      (r"\bsemi-?metal(?:lic)?\b|\bhalf-?metal(?:lic)?\b|\bmetal(?:lic)?\b|\bzero[- ](?:band[- ]?)?gap\b|\bgapless\b|"
       r"\bno\s+(?:\w+\s+)?(?:band[- ]?)?gap\b|\bconductor\b|\bconducting\b|\bconducts\b|"
-      r"\bgap\s+(?:closes|vanishes|is\s+closed)\b", "metallic"),
+      r"\bgap\s+(?:closes|vanishes|is\s+closed)\b|\bmetal-like\b|\b(?:fermi\s+level|E_?F)\s+(?:\w+\s+)?(?:crosses|cuts|lies\s+(?:with)?in|falls\s+in)\s+"
+      r"(?:the\s+|several\s+|partially\s+filled\s+|\w+\s+){0,3}bands?\b|\bbands?\s+(?:\w+\s+)?cross(?:es|ing)?\s+(?:the\s+)?(?:fermi\s+level|E_?F)\b",
+      "metallic"),
      (r"\b(?:has|have|having|possesses|opens?)\s+an?\s+(?:(?:finite|non-?zero|sizable|sizeable|clear|direct|indirect|"
       r"wide|small|large|moderate|narrow)\s+)?(?:band[- ]?)?gap\b(?!\s*(?:of|=|:|≈|~|\())", "gapped")],
-    {"metallic": "gapped", "gapped": "metallic"}, None, None)  # "yes" to "metallic or gapped?" says neither
+    # "yes"/"no" answer the question's first clause, "is X metallic": "Yes" is metallic, "No" gapped
+    {"metallic": "gapped", "gapped": "metallic"}, "metallic", "gapped",
+    [(r"E_?\s*\{?g\}?\s*>\s*0(?![.,]\d)", "gapped")], re.compile(r"\d|gap", re.I))
 MAGNETISM = _ClassCue(
     [(r"\bnon-?magnetic\b|\bdiamagnetic\b|\bparamagnetic\b|\bantiferromagnet\w*|\bno\s+(?:net\s+)?(?:magnetic\s+)?"
       r"(?:moment|magneti[sz]ation)\b|\bzero\s+(?:net\s+)?(?:magnetic\s+)?(?:moment|magneti[sz]ation)\b|\bunpolari[sz]ed\b|"
@@ -101,13 +111,29 @@ MAGNETISM = _ClassCue(
     [(r"\bmagnetic\b", "magnetic")])
 
 # -- the asked material ------------------------------------------------------------------------------
-_FORMULA = re.compile(r"(?<![A-Za-z0-9])((?:[A-Z][a-z]?\d*(?:\.\d+)?){1,8})(?![A-Za-z0-9])")
+# a bracketed group holds two or more elements or carries a count ("(PO4)3", "(OH)2", "(Mn)2"); "Fe(B)" is a site label
+_FORMULA = re.compile(r"(?<![A-Za-z0-9(])((?:[A-Z][a-z]?\d*(?:\.\d+)?|\((?:[A-Z][a-z]?\d*(?:\.\d+)?){2,6}\)\d*(?:\.\d+)?|"
+                      r"\([A-Z][a-z]?\d*\)\d+){1,10})"
+                      r"(?![A-Za-z0-9(])")
 _ELEMENT_GROUP = re.compile(r"([A-Z][a-z]?)(\d*(?:\.\d+)?)")
+_PAREN_GROUP = re.compile(r"\(([^()]*)\)(\d*(?:\.\d+)?)")
+
+
+def _expand(m: re.Match[str]) -> str:
+    """ "(PO4)3" → "P3O12": a bracketed group multiplied out, so Na3V2(PO4)2F3 is one formula, not three."""
+    times = float(m.group(2)) if m.group(2) else 1.0
+    out = []
+    for element, n in _ELEMENT_GROUP.findall(m.group(1)):
+        count = (float(n) if n else 1.0) * times
+        out.append(element + (f"{count:g}" if count != 1 else ""))
+    return "".join(out)
 
 
 @lru_cache(maxsize=8192)
 def composition(token: str) -> tuple[tuple[str, float], ...] | None:
     """A formula token's reduced composition, or None if it is not a formula (PBE, BCC, a lone element)."""
+    if "(" in token:
+        token = _PAREN_GROUP.sub(_expand, token)
     groups = _ELEMENT_GROUP.findall(token)
     if len(groups) < 2 or "".join(e + n for e, n in groups) != token or not any(c.islower() or c.isdigit() for c in token):
         return None
@@ -148,6 +174,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     for m in _FORMULA.finditer(scan.norm, max(run.s_start, run.head.start - 100), run.head.start):
         if _UNIT_AFTER.match(scan.norm, m.end()):
             continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
+        if _COMPETITORS.search(scan.norm, max(run.s_start, m.start() - 60), m.start()):
+            continue  # "Against BaS, HfS2 and Ba3Hf2S7, the perovskite is 22 meV/atom above the hull": the competing phases
         comp = composition(m.group(1))
         if comp is not None:
             last, last_end = comp, m.end()
@@ -157,6 +185,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     return not _BACK_TO_ASKED.search(scan.norm, last_end, run.head.start)
 
 
+_COMPETITORS = re.compile(r"\b(?:against|into|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?)"
+                          r"(?:\s*:)?\s+(?:the\s+)?(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
                             r"material|polymorph|cell|one|crystal)\b", re.I)
 
@@ -164,32 +194,99 @@ _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s
 # -- class statements ----------------------------------------------------------------------------
 def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]] | str | None:
     """The class the model commits to with its span in the normalised text; "hedged" when the commitment is
-    a hedge; None when no statement names a class."""
+    a hedge; None when no statement names a class. An Answer line or sentence that only offers the classes as
+    alternatives ("The answer is 'stable' or 'unstable'") leaves an earlier commitment standing."""
     norm = scan.norm
-    found: list[tuple[int, int, str]] = []
-    is_answer = False
-    lo = hi = 0
-    if scan.answer is not None:
-        lo, hi = scan.answer
-        found = cues.find(norm, lo, hi, True)
-        is_answer = bool(found)
+    offered = False
+    answer = scan.answer
+    if answer is None and _BARE_YES_NO.fullmatch(norm):
+        answer = (0, len(norm))  # the whole chain is "Yes." or "No."
+    if answer is not None:
+        lo, hi = answer
+        found = _json_classes(cues, norm, lo, hi, cues.find(norm, lo, hi, True))
         if not found and _NON_COMMITTAL.match(norm[lo:hi]):
             return "hedged"
-    if not found:
-        question = getattr(scan, "question_norm", "")
-        hits = [h for h in cues.find(norm, 0, len(norm), False) if not _echoes_question(scan, h[0], question)
-                and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0]) and not _label_phrase(norm, h[0], h[2])]
-        if not hits:
-            return None
+        if found:
+            result = _sentence_class(scan, cues, found, lo, hi, True)
+            if result is not _OFFERED:
+                return result
+            offered = True
+    question = getattr(scan, "question_norm", "")
+    hits = [h for h in _json_classes(cues, norm, 0, len(norm), cues.find(norm, 0, len(norm), False))
+            if not _echoes_question(scan, h[0], question)
+            and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0]) and not _label_phrase(norm, h[0], h[2])]
+    hits += _answered_questions(scan, cues)
+    hits.sort()
+    while hits:
         lo, hi = scan.sentences.bounds(hits[-1][0])
         found = [h for h in hits if lo <= h[0] < hi]
+        result = _sentence_class(scan, cues, found, lo, hi, False)
+        if result is not _OFFERED:
+            return result
+        offered = True
+        hits = [h for h in hits if h[0] < lo]
+    return "hedged" if offered else None
+
+
+_OFFERED = "offered"  # a sentence that offers the classes as alternatives and chooses none
+_BARE_YES_NO = re.compile(r"\W*(?:yes|no)\W*", re.I)
+_JSON_CLASS = re.compile(r"[\"']?(?:is_)?(?P<word>[A-Za-z-]{4,20})[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>true|false|yes|no)\b", re.I)
+#: a negated class with a condition attached ("not stable at room temperature", "not stable in air") says nothing
+#: about the DFT class at 0 K
+_CONDITION_AFTER = re.compile(r"\s+(?:at|in|under|against|towards?)\s+(?:room|ambient|high|elevated|low|air|water|moist|humid|"
+                              r"oxygen|oxidi[sz]\w*|finite|\d)", re.I)
+#: the purpose clause of a plan ("To determine the stability of X, ...") asserts nothing
+_PURPOSE = re.compile(r"^\W*(?:\d+\.\s*)?(?:(?:in\s+order\s+)?to|let'?s|we\s+(?:need|want|have)\s+to)\s+(?:\w+\s+)?"
+                      r"(?:determine|find|check|assess|evaluate|decide|establish|see|know|judge|answer)\b|\bwhether\b", re.I)
+
+
+def _json_classes(cues: _ClassCue, norm: str, lo: int, hi: int, found: list[tuple[int, int, str]]
+                  ) -> list[tuple[int, int, str]]:
+    """Class keys with a boolean value (JSON/YAML: ``"metallic": false``, ``is_stable: yes``): false flips the class."""
+    out = list(found)
+    for m in _JSON_CLASS.finditer(norm, lo, hi):
+        word = cues.pattern.fullmatch(m.group("word"))
+        if word is None:
+            continue
+        name: str | None = cues.groups[int(word.lastgroup[1:])]  # type: ignore[index]
+        if m.group("value").lower() in ("false", "no"):
+            name = cues.flip.get(name)  # type: ignore[arg-type]
+        out = [h for h in out if not m.start() <= h[0] < m.end()]
+        if name:
+            out.append((m.start("word"), m.end("word"), name))
+    return sorted(out)
+
+
+def _answered_questions(scan: Scan, cues: _ClassCue) -> list[tuple[int, int, str]]:
+    """ "Is NbN metallic? Yes.": a yes or no right after the chain's own question answers it."""
+    out = []
+    for m in re.finditer(r"\?\s+(yes|no)\b", scan.norm, re.I):
+        lo, _ = scan.sentences.bounds(m.start())
+        asked = cues.find(scan.norm, lo, m.start(), False)
+        if len(asked) == 1:
+            name: str | None = asked[0][2]
+            if m.group(1).lower() == "no":
+                name = cues.flip.get(name)  # type: ignore[arg-type]
+            if name:
+                out.append((m.start(1), m.end(1), name))
+    return out
+
+
+def _sentence_class(scan: Scan, cues: _ClassCue, found: list[tuple[int, int, str]], lo: int, hi: int,
+                    is_answer: bool) -> tuple[str, tuple[int, int]] | str | None:
+    """The class one sentence (or the Answer line) commits to."""
+    norm = scan.norm
     classes = []
     for start, end, name in found:
         if _RELATIVE.search(norm, max(lo, start - 20), start):
             continue  # "a band gap of 1.0, which is a non-metal element": not said of the material
+        if not is_answer and _PURPOSE.search(norm[cx.clause_start(norm, lo, start, 200):start]):
+            continue  # "To determine the thermodynamically stable of VCu3S4, we need ...": a plan, not a claim
         before = norm[max(lo, start - 30):start]
         neg = _NEGATOR.search(before)
         if neg and not _NEG_BLOCK.search(before, neg.start()):
+            if _CONDITION_AFTER.match(norm, end):
+                continue  # "thermodynamically stable, but not stable at room temperature"
             name = cues.flip.get(name)
         if name and not _magnitude_phrase(norm, start, end, name):
             classes.append((name, (start, end)))
@@ -202,7 +299,7 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
     names = {c for c, _ in classes}
     if len(names) > 1 and any(a[0] != b[0] and b[1][0] - a[1][1] <= 40 and cx.ALTERNATIVES.search(norm, a[1][1], b[1][0])
                               for a, b in zip(classes, classes[1:])):
-        return "hedged"  # "The answer is 'stable' or 'unstable'": two classes offered as alternatives, no choice made
+        return _OFFERED  # "The answer is 'stable' or 'unstable'": two classes offered as alternatives, no choice made
     if len(names) == 1 or is_answer:
         return classes[0]
     if names == {"metastable", "unstable"}:  # "metastable; it decomposes into ...": the more specific statement
@@ -262,8 +359,9 @@ class _DFTReader(QuantityReader):
     fast_lane = False
     echo_first = True
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
+    superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bU\s*(?:_\w+)?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -283,6 +381,16 @@ class _DFTReader(QuantityReader):
 
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         return ("", 1.0, unit)
+
+    def back_to_subject(self, scan: Scan, lo: int, hi: int) -> bool:
+        """ "Unlike TiS2, which PBE makes a semimetal, ZrS2 keeps a gap of 1.1 eV": the asked formula after a comma."""
+        asked = getattr(scan, "asked", None)
+        if asked is None:
+            return False
+        for m in _FORMULA.finditer(scan.norm, lo, hi):
+            if composition(m.group(1)) == asked and scan.norm[lo:m.start()].rstrip().endswith((",", ";")):
+                return True
+        return False
 
     def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
         assert not isinstance(template, str)
@@ -394,6 +502,38 @@ _GROUND_SEGMENT = re.compile(r"\bground[- ]state\b|\b(?:sits|lies|is|are)\s+on\s
 _SEGMENT_START = re.compile(r"[.;\n]")
 
 
+_THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.\n\d]{0,20}$", re.I)
+# the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
+_PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
+
+
+_ROW = re.compile(r"[ \t]*(?:[-*•]|\||\d{1,2}[.)])")
+_ASKED_MARK = re.compile(r"[(,]\s*(?:the\s+)?asked(?:\s+(?:one|phase|structure|cell))?\s*[),]|\bthis\s+(?:structure|cell|phase)\b", re.I)
+
+
+def _unmarked_row(norm: str, pos: int) -> bool:
+    """A row of a list or table of phases where another row marks the asked one ("δ-MoC (rock salt, asked)")."""
+    line = norm.rfind("\n", 0, pos) + 1
+    line_end = norm.find("\n", pos)
+    line_end = len(norm) if line_end < 0 else line_end
+    if not _ROW.match(norm, line) or _ASKED_MARK.search(norm, line, line_end):
+        return False
+    top = line
+    while top > 0:  # the block of rows this one belongs to
+        prev = norm.rfind("\n", 0, top - 1) + 1
+        if not _ROW.match(norm, prev) or prev == top:
+            break
+        top = prev
+    end = line
+    while True:
+        nxt = norm.find("\n", end)
+        if nxt < 0 or not _ROW.match(norm, nxt + 1):
+            end = len(norm) if nxt < 0 else nxt
+            break
+        end = nxt + 1
+    return _ASKED_MARK.search(norm, top, end) is not None
+
+
 class StabilityReader(_DFTReader):
     family = "stability"
     class_kind = "stability"
@@ -451,7 +591,9 @@ class StabilityReader(_DFTReader):
                 extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
 
     def explicit(self, scan: Scan, run: Run) -> bool:
-        return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start))
+        """ "E_hull = 12 meV/atom", "12 meV/atom above the hull": stated as the distance, even when the number
+        happens to equal the question's atom count."""
+        return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start) or _HULL_AFTER.match(scan.norm, run.head.end))
 
     def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
         result = super().apply(scan, n, run, template)
@@ -490,11 +632,17 @@ class StabilityReader(_DFTReader):
                            and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
             return "other_property"  # "a −TS term of −0.03 eV/atom": a correction, never a distance to the hull
         norm, head = scan.norm, run.head
+        if _THRESHOLD_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
+            return "question_echo"  # "threshold = 0.05 eV/atom": the question's criterion restated
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
         other = None
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
             other = m
-        label = _HULL_LABEL.search(norm, run.lo, head.start) or _HULL_AFTER.match(norm, n.end)
+        if _unmarked_row(norm, head.start):
+            return "other_property"  # "- γ-MoC (WC type): 0.02 eV/atom" beside "- δ-MoC (rock salt, asked): 0.19 eV/atom"
+        header = cx.column_header(norm, head.start)
+        label = _HULL_LABEL.search(norm, run.lo, head.start) or _HULL_AFTER.match(norm, n.end) or (
+            header is not None and _HULL_WORDS.search(header))
         if other is not None and other.group().lower() == "polymorph" \
                 and _ASKED_HERE.search(norm, other.end(), head.start):
             other = None  # "the 1T polymorph (this structure) lies 0.28 eV/atom above 2H": the asked polymorph
@@ -506,11 +654,15 @@ class StabilityReader(_DFTReader):
                     or not _HULL_WORDS.search(norm, prev[0], prev[1]):
                 return "other"  # an energy per atom said to be a distance to the hull neither here nor just before
         value = n.value / 1000.0 if unit.startswith("meV") else n.value
-        return ("e_above_hull", round(value, 9), "eV/fu" if unit.endswith("/fu") else "eV/atom")
+        per_fu = unit.endswith("/fu") or (unit in ("eV", "meV") and _PER_FU_BEFORE.search(norm, max(run.s_start, head.start - 80),
+                                                                                         head.start) is not None)
+        return ("e_above_hull", round(value, 9), "eV/fu" if per_fu else "eV/atom")
 
 
 # -- metallicity ---------------------------------------------------------------------------------
 _GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+                        r"(?:\s+between\s+(?:the\s+)?(?:top\s+of\s+the\s+)?(?:valence|VBM)[^.\n]{0,40}?(?:conduction|CBM)"
+                        r"(?:\s+(?:bands?|band\s+minimum|band\s+edges?|states|manifolds?))?)?"
                         rf"{cx.LINK}\s*$", re.I)
 _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
@@ -530,7 +682,7 @@ _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- 
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\s+is\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
-                       r"\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
+                       r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
 _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larger)\b", re.I)
@@ -564,7 +716,7 @@ class MetallicityReader(_DFTReader):
             return "other_property"  # per atom / per formula unit energies are never a gap
         norm, head = scan.norm, run.head
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
-        label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 40), head.start)
+        label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 90), head.start)
         if _SETTING_AFTER.match(norm, n.end):
             return "instrument_setting"  # "a 520 eV cutoff"
         edge = _EDGE_AFTER.match(norm, n.end)
@@ -575,8 +727,11 @@ class MetallicityReader(_DFTReader):
             after = _EDGE_KIND.search(edge.group())
             if not (before and after and (before.group("cb") is None) != (after.group("cb") is None)):
                 return "other_property"  # "0.2 eV below the conduction band": a band-edge energy
+            if (before.group("cb") is not None) == bool(re.match(r"\s*(?:below|under|beneath)", edge.group())):
+                return "other_property"  # "the conduction-band bottom 0.3 eV below the valence-band top": an overlap
             # "the CBM lies 1.1 eV above the VBM": the separation of the two edges is the gap itself
-        if _OTHER_GAP.search(norm, max(c_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end):
+        label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
+        if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
@@ -585,7 +740,7 @@ class MetallicityReader(_DFTReader):
         if _WIDTH_AFTER.match(norm, n.end):
             return "other_property"  # "the d band is 3.5 eV wide": a bandwidth
         kind = None
-        for m in _GAP_KIND.finditer(norm, max(run.s_start, n.start - 60), n.start):
+        for m in _GAP_KIND.finditer(norm, max(run.s_start, n.start - 60), n.start + 1):  # +1: "direct 5.13 eV" looks ahead
             kind = m
         if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
