@@ -120,14 +120,16 @@ class HFBackend:
 
     def __init__(self, model: str, revision: str | None = None, *, dtype: str = "auto", device: str | None = None,
                  gguf_file: str | None = None, trust_remote_code: bool = False, max_length: int | None = None,
-                 token_budget: int = 6144, identity_extra: dict[str, Any] | None = None, **extra: Any):
+                 token_budget: int = 6144, prefill_chunk: int = 512, identity_extra: dict[str, Any] | None = None,
+                 **extra: Any):
         if extra:
             raise MatpcrError(f"hf backend: unknown --model-args {', '.join(sorted(extra))} "
-                              "(known: dtype, device, gguf_file, trust_remote_code, max_length, token_budget)")
+                              "(known: dtype, device, gguf_file, trust_remote_code, max_length, token_budget, prefill_chunk)")
         self.model_id, self.revision = model, revision
         self.dtype, self.device, self.gguf_file = dtype, device, gguf_file
         self.trust_remote_code, self.max_length = trust_remote_code, max_length
         self.token_budget = int(token_budget)
+        self.prefill_chunk = int(prefill_chunk)
         local = Path(model).expanduser()
         self.local = local if local.exists() else None
         identity: dict[str, Any] = {"backend": "hf", "model": model, "revision": revision, "dtype": dtype,
@@ -199,11 +201,11 @@ class HFBackend:
         return out  # type: ignore[return-value]
 
     def _token_budget_chunks(self, requests: list[Request], idx: list[int]) -> list[list[int]]:
-        """Similar-length requests together, each chunk's padded size (rows × longest prompt, estimated at
-        4 characters a token) within ``token_budget``: long prompts (measured-pattern tables) then run in
-        smaller batches, which keeps peak memory down, and short ones are not padded to the longest."""
-        length = {i: sum(len(m.text) for m in requests[i].messages) // 4 + requests[i].sampling.max_new_tokens
-                  for i in idx}
+        """Similar-length requests together, each chunk's padded size (rows × (longest prompt + new tokens),
+        counted with the model's tokenizer) within ``token_budget``: long prompts (measured-pattern tables) then
+        run in smaller batches, which keeps peak memory down, and short ones are not padded to the longest.
+        Counting matters: a numeric table costs a token per 1–2 characters, not the 4 of prose."""
+        length = {i: self._prompt_tokens(requests[i]) + requests[i].sampling.max_new_tokens for i in idx}
         chunks: list[list[int]] = []
         for i in sorted(idx, key=lambda k: length[k]):
             if chunks and (len(chunks[-1]) + 1) * length[i] <= self.token_budget:
@@ -211,6 +213,11 @@ class HFBackend:
             else:
                 chunks.append([i])
         return chunks
+
+    def _prompt_tokens(self, request: Request) -> int:
+        if self._tokenizer is None:
+            return sum(len(m.text) for m in request.messages) // 2
+        return sum(len(self._tokenizer(m.text, add_special_tokens=False)["input_ids"]) for m in request.messages) + 16
 
     def _encode(self, requests: list[Request]) -> Any:
         if self._processor is not None:
@@ -251,6 +258,11 @@ class HFBackend:
         else:
             torch.manual_seed(requests[0].seed)
             kwargs.update(do_sample=True, temperature=s.temperature, top_p=s.top_p)
+        if self.prefill_chunk and self._processor is None and batch["input_ids"].shape[1] > 2 * self.prefill_chunk:
+            # long prompts (measured pattern and spectrum tables) are prefilled in chunks: the attention scores of a
+            # 4,000-token prompt no longer exist all at once (3 such prompts peaked at 2.9 GB unchunked); the greedy
+            # tokens were identical on the 15 real long prompts tested, alone and in padded batches (CHANGELOG)
+            kwargs["prefill_chunk_size"] = self.prefill_chunk
         with torch.inference_mode():
             output = self._model.generate(**batch, **kwargs)
         prompt_len = batch["input_ids"].shape[1]

@@ -28,11 +28,16 @@ from matpcr.rundir import RunDir, write_atomic
 log = logging.getLogger("matpcr.verifier")
 
 MAX_QUESTION_CHARS = 600
+MAX_CHAIN_CHARS = 700
 ORIGINS = ("real", "control", "audit")
 
 
 def example_text(constraint: str, question: str, chain: str) -> str:
-    return f"[{constraint}] Question: {question[:MAX_QUESTION_CHARS]}\nAnswer: {chain}"
+    """The chain first and the question after it: the encoder's window (128–256 tokens) then holds the chain's
+    claims and its Answer line (a long chain keeps its end), and the tokenizer's right truncation cuts the question,
+    not the answer. With the question first, a 600-character prompt left the chain a few dozen tokens."""
+    tail = chain if len(chain) <= MAX_CHAIN_CHARS else "…" + chain[-MAX_CHAIN_CHARS:]
+    return f"[{constraint}] Answer: {tail}\nQuestion: {question[:MAX_QUESTION_CHARS]}"
 
 
 def in_test(source_id: str, test_fraction: float, seed: int) -> bool:
