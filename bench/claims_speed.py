@@ -4,7 +4,8 @@
 
 Three shapes of a 1 MB chain a stalled model might write: one endless list ("Answer: 2θ = 12.34, 56.78, ...",
 every value distinct, so every one is a claim), numbers each with a unit ("12.3 cm⁻¹ 45.6 cm⁻¹ ..."), and a
-repeated sentence with three numbers and their cues. Prints the best of three reads (the machine may be shared),
+repeated sentence with three numbers and their cues; and for the stability reader a 1 MB markdown table under one
+header and 1 MB of JSON objects (each row's block and header are looked up once per chain, not per number). Prints the best of three reads (the machine may be shared),
 how the time grows with length (it should double when the chain doubles), each oracle's reader on the list,
 and what the length cap does to a 4 MB chain. A benchmark, not a timed test.
 """
@@ -63,6 +64,13 @@ def main() -> int:
             continue
         best, median, extraction = timed(oracle, one_mb["list"], repeats=1)
         print(f"{name:<12} {'list':<6} {len(one_mb['list'].encode()) / 1e6:>5.2f} {best:>7.3f} {median:>8.3f} "
+              f"{len(extraction.claims):>7} {len(extraction.rejected):>8}")
+    # machine-written and tabulated answers to the DFT questions: every row or key is looked up in its block
+    table = "| database | E_hull |\n|---|---|\n" + "".join(f"| db{i} | {i % 97} meV/atom |\n" for i in range(44_000))
+    keyed = "".join(f'{{"stable": {"true" if i % 2 else "false"}, "e_above_hull": 0.0{i % 9}}}, ' for i in range(25_000))
+    for shape, chain in (("table", table[:1_000_000]), ("json", keyed[:1_000_000])):
+        best, median, extraction = timed(oracles["stability"], chain, repeats=1)
+        print(f"{'stability':<12} {shape:<6} {len(chain.encode()) / 1e6:>5.2f} {best:>7.3f} {median:>8.3f} "
               f"{len(extraction.claims):>7} {len(extraction.rejected):>8}")
     big = chains(4_000_000)["list"]
     best, _, extraction = timed(oracles["xrd"], big, repeats=1)

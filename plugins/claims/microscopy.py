@@ -30,7 +30,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
 _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
-                               r"treatment|growth|coarsening|reduction|etching)\b[^;]*$", re.I)
+                               r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
 _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
 _TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsometry|profilometr\w*|laser diffraction)"
@@ -91,7 +91,7 @@ class MicroscopyReader(QuantityReader):
             else clause
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
             return "other_property"  # a crystallite size, a literature value
-        if _BEFORE_TREATMENT.match(scan.norm, run.s_start, run.head.start):
+        if self._before_treatment(scan, run):
             return "other_property"
         lead = cx.paren_lead(scan.norm, run.s_start, run.head.start)
         if lead is not None and _OTHER.search(scan.norm, *lead):
@@ -107,6 +107,17 @@ class MicroscopyReader(QuantityReader):
         if field is not None and not _FEATURE.search(scan.norm, field.end(), run.head.start):
             return "instrument_setting"  # "the field of view is 1024 px × 7.41 nm/px ≈ 7.6 µm"
         return ("feature_size", factor, "nm")
+
+    @staticmethod
+    def _before_treatment(scan: Scan, run: Run) -> bool:
+        """Whether the number sits in a sentence led by "Before calcination …", before any semicolon (found once
+        per sentence, so a long sentence costs one scan)."""
+        key = ("before_treatment", run.s_start)
+        if key not in scan.memo:
+            m = _BEFORE_TREATMENT.match(scan.norm, run.s_start, run.s_end)
+            semi = scan.norm.find(";", m.end(), run.s_end) if m else -1
+            scan.memo[key] = -1 if m is None else (run.s_end if semi < 0 else semi)
+        return run.head.start < scan.memo[key]
 
     def run_reason(self, scan: Scan, run: Run) -> str | None:
         reason = super().run_reason(scan, run)

@@ -17,6 +17,7 @@ negations are found the same way for every oracle. Two kinds of claim per family
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from functools import lru_cache
@@ -217,14 +218,16 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
             and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0]) and not _label_phrase(norm, h[0], h[2])]
     hits += _answered_questions(scan, cues)
     hits.sort()
-    while hits:
-        lo, hi = scan.sentences.bounds(hits[-1][0])
-        found = [h for h in hits if lo <= h[0] < hi]
-        result = _sentence_class(scan, cues, found, lo, hi, False)
+    starts = [h[0] for h in hits]
+    last = len(hits)
+    while last:  # the last sentence with a class word, then the one before it while sentences only offer options
+        lo, hi = scan.sentences.bounds(hits[last - 1][0])
+        first = bisect.bisect_left(starts, lo, 0, last)
+        result = _sentence_class(scan, cues, hits[first:last], lo, hi, False)
         if result is not _OFFERED:
             return result
         offered = True
-        hits = [h for h in hits if h[0] < lo]
+        last = first
     return "hedged" if offered else None
 
 
@@ -243,7 +246,8 @@ _PURPOSE = re.compile(r"^\W*(?:\d+\.\s*)?(?:(?:in\s+order\s+)?to|let'?s|we\s+(?:
 def _json_classes(cues: _ClassCue, norm: str, lo: int, hi: int, found: list[tuple[int, int, str]]
                   ) -> list[tuple[int, int, str]]:
     """Class keys with a boolean value (JSON/YAML: ``"metallic": false``, ``is_stable: yes``): false flips the class."""
-    out = list(found)
+    keyed: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int]] = []
     for m in _JSON_CLASS.finditer(norm, lo, hi):
         word = cues.pattern.fullmatch(m.group("word"))
         if word is None:
@@ -251,10 +255,18 @@ def _json_classes(cues: _ClassCue, norm: str, lo: int, hi: int, found: list[tupl
         name: str | None = cues.groups[int(word.lastgroup[1:])]  # type: ignore[index]
         if m.group("value").lower() in ("false", "no"):
             name = cues.flip.get(name)  # type: ignore[arg-type]
-        out = [h for h in out if not m.start() <= h[0] < m.end()]
+        spans.append((m.start(), m.end()))
         if name:
-            out.append((m.start("word"), m.end("word"), name))
-    return sorted(out)
+            keyed.append((m.start("word"), m.end("word"), name))
+    if not spans:
+        return found
+    span_starts = [a for a, _ in spans]
+
+    def inside(pos: int) -> bool:  # the plain reading of a key the boolean already settled
+        i = bisect.bisect_right(span_starts, pos) - 1
+        return i >= 0 and pos < spans[i][1]
+
+    return sorted([h for h in found if not inside(h[0])] + keyed)
 
 
 def _answered_questions(scan: Scan, cues: _ClassCue) -> list[tuple[int, int, str]]:
@@ -511,27 +523,29 @@ _ROW = re.compile(r"[ \t]*(?:[-*•]|\||\d{1,2}[.)])")
 _ASKED_MARK = re.compile(r"[(,]\s*(?:the\s+)?asked(?:\s+(?:one|phase|structure|cell))?\s*[),]|\bthis\s+(?:structure|cell|phase)\b", re.I)
 
 
-def _unmarked_row(norm: str, pos: int) -> bool:
+def _unmarked_row(scan: Scan, pos: int) -> bool:
     """A row of a list or table of phases where another row marks the asked one ("δ-MoC (rock salt, asked)")."""
-    line = norm.rfind("\n", 0, pos) + 1
-    line_end = norm.find("\n", pos)
-    line_end = len(norm) if line_end < 0 else line_end
-    if not _ROW.match(norm, line) or _ASKED_MARK.search(norm, line, line_end):
+    if "rows" not in scan.memo:
+        scan.memo["rows"] = cx.RowBlocks.of(scan.norm, _ROW)
+        scan.memo["marked"] = {}  # block start → whether some row of it is marked as the asked one
+    block = scan.memo["rows"].block(pos)
+    if block is None:
         return False
-    top = line
-    while top > 0:  # the block of rows this one belongs to
-        prev = norm.rfind("\n", 0, top - 1) + 1
-        if not _ROW.match(norm, prev) or prev == top:
-            break
-        top = prev
-    end = line
-    while True:
-        nxt = norm.find("\n", end)
-        if nxt < 0 or not _ROW.match(norm, nxt + 1):
-            end = len(norm) if nxt < 0 else nxt
-            break
-        end = nxt + 1
-    return _ASKED_MARK.search(norm, top, end) is not None
+    top, end, line = block
+    norm = scan.norm
+    line_end = norm.find("\n", pos)
+    if _ASKED_MARK.search(norm, line, len(norm) if line_end < 0 else line_end):
+        return False
+    marked = scan.memo["marked"]
+    if top not in marked:
+        marked[top] = _ASKED_MARK.search(norm, top, end) is not None
+    return marked[top]
+
+
+def _column_header(scan: Scan, pos: int) -> str | None:
+    if "table_rows" not in scan.memo:
+        scan.memo["table_rows"] = cx.RowBlocks.of(scan.norm, cx.TABLE_ROW)
+    return cx.column_header(scan.norm, pos, scan.memo["table_rows"])
 
 
 class StabilityReader(_DFTReader):
@@ -638,9 +652,9 @@ class StabilityReader(_DFTReader):
         other = None
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
             other = m
-        if _unmarked_row(norm, head.start):
+        if _unmarked_row(scan, head.start):
             return "other_property"  # "- γ-MoC (WC type): 0.02 eV/atom" beside "- δ-MoC (rock salt, asked): 0.19 eV/atom"
-        header = cx.column_header(norm, head.start)
+        header = _column_header(scan, head.start)
         label = _HULL_LABEL.search(norm, run.lo, head.start) or _HULL_AFTER.match(norm, n.end) or (
             header is not None and _HULL_WORDS.search(header))
         if other is not None and other.group().lower() == "polymorph" \
