@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from matpcr_plugins.verifier.dataset import read_split
-from matpcr_plugins.verifier.metrics import evaluate, reliability_figure
+from matpcr_plugins.verifier.metrics import axes, evaluate, reliability_figure, save
 from matpcr_plugins.verifier.model import Verifier, train
 
 
@@ -52,12 +52,7 @@ def learning_curve(base: str, train_rows: list[dict[str, Any]], test_rows: list[
 
 
 def curve_figure(points: list[dict[str, Any]], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.5, 3.5), dpi=110)
+    fig, ax = axes(3.5)
     pts = [p for p in points if p.get("roc_auc") is not None]
     x = [p["train_examples"] for p in pts]
     ax.plot(x, [p["roc_auc"] for p in pts], "o-", label="ROC AUC (real test chains)")
@@ -68,12 +63,7 @@ def curve_figure(points: list[dict[str, Any]], path: Path) -> Path:
     ax.set_xscale("log")
     ax.set_xlabel("real training chains")
     ax.set_ylabel("ROC AUC")
-    ax.set_title("Verifier learning curve")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, ax, "Verifier learning curve", path)
 
 
 def full_evaluation(dataset_dir: str, model_dir: str, heldout: bool, base: str | None, epochs: int, out: Path,

@@ -56,21 +56,32 @@ def evaluate(rows: list[dict[str, Any]], p: np.ndarray, threshold: float = 0.5) 
     return out
 
 
-def reliability_figure(curves: dict[str, list[dict[str, float]]], path: Any) -> Any:
+def axes(height: float) -> tuple[Any, Any]:
+    """A small headless figure (Agg: no display on a server or in CI)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(4.5, 4.5), dpi=110)
-    ax.plot([0, 1], [0, 1], "k--", linewidth=0.8, label="perfect calibration")
-    for name, curve in curves.items():
-        ax.plot([c["mean_predicted"] for c in curve], [c["fraction_violated"] for c in curve], "o-", label=name)
-    ax.set_xlabel("predicted probability of a violation")
-    ax.set_ylabel("fraction the oracle flagged")
-    ax.set_title("Verifier reliability")
+    return plt.subplots(figsize=(4.5, height), dpi=110)
+
+
+def save(fig: Any, ax: Any, title: str, path: Any) -> Any:
+    import matplotlib.pyplot as plt
+
+    ax.set_title(title)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def reliability_figure(curves: dict[str, list[dict[str, float]]], path: Any) -> Any:
+    fig, ax = axes(4.5)
+    ax.plot([0, 1], [0, 1], "k--", linewidth=0.8, label="perfect calibration")
+    for name, curve in curves.items():
+        ax.plot([c["mean_predicted"] for c in curve], [c["fraction_violated"] for c in curve], "o-", label=name)
+    ax.set_xlabel("predicted probability of a violation")
+    ax.set_ylabel("fraction the oracle flagged")
+    return save(fig, ax, "Verifier reliability", path)
