@@ -207,3 +207,21 @@ def test_band_overlaps_direct_gaps_and_minority_channels_are_not_the_gap() -> No
     chain = ("PBE puts the conduction-band bottom 0.3 eV below the valence-band top at X: an overlap.\n"
              "Answer: metallic")
     assert claims(METALLICITY, chain) == [("metallicity", "metallic", "")]
+
+
+# -- w7 ------------------------------------------------------------------------------------------------
+def test_literature_values_named_after_the_numbers_and_minerals_with_their_own_bands() -> None:
+    chain = "The remaining rows are lattice modes, close to the 368, 330 and 224 cm⁻¹ reported by Wang et al. [12]."
+    assert values(RAMAN, chain) == []
+    question = "Measured Raman spectrum of Realgar (As4S4), excited at 532 nm."
+    chain = "Realgar turns into pararealgar under light, and pararealgar has its strongest band at 232 cm⁻¹. The main band is at 355.5 cm⁻¹."
+    assert values(RAMAN, chain, question) == [355.5]
+    assert values(RAMAN, "- the carbonate ν1 of hydromagnesite, expected near 1120 cm⁻¹, is not seen") == []
+
+
+def test_imaging_settings_named_after_their_value_and_superseded_values() -> None:
+    assert values(SEM, "Imaged at 5 kV, 4.8 mm working distance and 80 000× magnification; the particle is 148 nm.") == [148.0]
+    assert values(SEM, "At this magnification the beam spot, about 1 nm, covers a few pixels. The pore is 8 nm wide.") == [8.0]
+    assert values(SEM, "- tube length, from a separate cross-sectional image: 2.1 µm\n- tube diameter: 94 nm") == [94.0]
+    chain = "I quoted 2.05 eV at first, but that was the HSE value; the PBE gap is 1.8 eV.\nAnswer: gapped"
+    assert [v for k, v, _ in claims(METALLICITY, chain) if k == "band_gap"] == [1.8]

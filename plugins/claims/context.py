@@ -57,12 +57,12 @@ WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|pla
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
 # a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
-DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
+DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
                               r"longer|between\s+(?:them|the|these|those|both|its|their))\b", re.I)
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
-NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
+NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
                             r"visible|allowed|there|expected|found)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
@@ -82,7 +82,7 @@ HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
 COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", re.I)
-RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
+RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
 RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no\b|actually|correction|hold on|on second thought|scratch that|"
@@ -101,7 +101,7 @@ INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|sc
                               r"(?:(?:fixed|automatic|programmable|anti-?scatter|receiving|divergence|soller)\s+)?slits?|"
                               r"(?:sample\s+)?(?:offset|tilt|oscillation)|(?:mono(?:chromator)?\s+)?take-?off)\b", re.I)
 # a retraction right after a list separator: "Au (111) at 38.8°, scratch that, ..." (not "28.4°, 47.3°, wrong")
-RETRACT_IMMEDIATE = re.compile(r"[,;]\s*(?:no,?\s+wait|wait|sorry|scratch that|oops|correction|i mean|no\s*[—–-]|"
+RETRACT_IMMEDIATE = re.compile(r"[,;—–]\s*(?:no,?\s+wait|wait|sorry|scratch that|oops|correction|i mean|no\s*[—–-]|typo|"
                                r"that(?:'s| is| was) wrong|no,?\s+actually)\b", re.I)
 # a bare integer counting things: "observed at 3 positions", "3 strongest reflections", "12 formula units"
 COUNT_AFTER = re.compile(r"[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
@@ -286,7 +286,7 @@ def column_header(text: str, pos: int, rows: RowBlocks | None = None) -> str | N
     return cells[column] if column < len(cells) else None
 
 
-def label_start(text: str, sent_start: int, clause: int, width: int = 40) -> int:
+def label_start(text: str, sent_start: int, clause: int, width: int = 60) -> int:
     """Where a labelled line's label begins when the clause starts right after its colon ("- Field of view: 8.5 µm",
     "- minority spin: a 450 meV gap"): the label names the quantity; else the clause start itself."""
     if clause > sent_start and text[clause - 1] == ":" and clause - sent_start <= width:

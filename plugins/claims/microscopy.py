@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from matpcr_plugins.claims import context as cx
+from matpcr_plugins.claims.numbers import Number
 from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
 
 TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7}
@@ -25,7 +26,8 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
                     r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
-                    r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b",
+                    r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
+                    r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bequivalent\s+(?:sphere|spherical)\b|\bspecified\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -42,7 +44,7 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
-_IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|"
+_IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|\bbeam spot\b|"
                       r"\bpenetration depth\b|\binteraction volume\b|\b(?:escape|information|sampling) depth\b", re.I)
 _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+(?:size|diameter|width)\b|"
                         r"\b(?:particles?|grains?|crystals?|wires?|rods?|spheres?)\s+(?:is|are|measures?|of)\b")
@@ -63,8 +65,11 @@ _PREP_AFTER = re.compile(r"\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buff
 # distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
-_NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b", re.I)
-_OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|"
+_NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
+                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b", re.I)
+# an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
+_SETTING_AFTER = re.compile(r"\s*(?:working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
+_OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|coating|"
                                 r"milling|treatment|growth|coarsening)\b", re.I)
 
 
@@ -87,8 +92,7 @@ class MicroscopyReader(QuantityReader):
         if _SPREAD_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 25), run.head.start):
             return "uncertainty"
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
-        label_start = run.s_start if clause > run.s_start and scan.norm[clause - 1] == ":" and clause - run.s_start <= 40 \
-            else clause
+        label_start = cx.label_start(scan.norm, run.s_start, clause)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
             return "other_property"  # a crystallite size, a literature value
         if self._before_treatment(scan, run):
@@ -97,7 +101,7 @@ class MicroscopyReader(QuantityReader):
         if lead is not None and _OTHER.search(scan.norm, *lead):
             return "other_property"  # "the Au lattice fringes (0.235 nm)"
         imaging = None
-        for m in _IMAGING.finditer(scan.norm, clause, run.head.start):
+        for m in _IMAGING.finditer(scan.norm, min(clause, max(run.s_start, run.head.start - 30)), run.head.start):
             imaging = m
         if imaging is not None and not _FEATURE.search(scan.norm, imaging.end(), run.head.start):
             return "instrument_setting"
@@ -107,6 +111,11 @@ class MicroscopyReader(QuantityReader):
         if field is not None and not _FEATURE.search(scan.norm, field.end(), run.head.start):
             return "instrument_setting"  # "the field of view is 1024 px × 7.41 nm/px ≈ 7.6 µm"
         return ("feature_size", factor, "nm")
+
+    def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit and _SETTING_AFTER.match(scan.norm, n.end):
+            return "instrument_setting"  # "4.8 mm working distance" in "Imaged at 5 kV, 4.8 mm working distance"
+        return None
 
     @staticmethod
     def _before_treatment(scan: Scan, run: Run) -> bool:

@@ -72,6 +72,16 @@ class Run:
     cache: dict[str, Any] = field(default_factory=dict)  # families' own per-run findings
 
 
+def run_end(scan: "Scan", run: Run) -> int:
+    """Where the run's last number (with its unit) ends: "the 368, 330 and 224 cm⁻¹ reported by …" is said of all."""
+    if "end" not in run.cache:
+        i = run.head.index
+        while i + 1 < len(scan.nums) and scan.nums[i + 1].link:
+            i += 1
+        run.cache["end"] = scan.nums[i].end
+    return run.cache["end"]
+
+
 @dataclass
 class Scan:
     """Everything the per-number judges may consult; built once per chain."""
@@ -524,8 +534,8 @@ class QuantityReader:
             return run.before
         norm = scan.norm
         after = norm[n.end:n.end + 1]
-        if after and after not in _QUIET_AFTER and cx.NEGATION_AFTER.match(norm, n.end):
-            return "negated"
+        if after and (after not in _QUIET_AFTER or after == ",") and cx.NEGATION_AFTER.match(norm, n.end):
+            return "negated"  # "near 1120 cm⁻¹ is not seen", "expected near 1120 cm⁻¹, is not seen"
         last = self._list_end(scan, n, run)
         if last is not n and last.end < len(norm) and norm[last.end] not in _QUIET_AFTER \
                 and cx.NEGATION_AFTER.match(norm, last.end):

@@ -12,7 +12,7 @@ import re
 
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import Number
-from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
+from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, run_end
 
 _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bline ?widths?\b|\bband ?widths?\b|"
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
@@ -71,23 +71,35 @@ _MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|f
                       r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
                       r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
                       r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
-_MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*(?:\([^()\n]{1,30}\)\s*)?(?:has|have|had|shows?|exhibits?|displays?|would|[—–:]|-\s|at\b)",
-                              re.I)
+_MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
+                              r"(?:has|have|had|shows?|exhibits?|displays?|would|[—–:]|-\s|at\b)", re.I)
+# any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
+_NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:\([^()\n]{1,30}\)\s*)?(?:also\s+)?has\s+its\b", re.I)
+# a literature value named after the numbers: "close to the 368, 330 and 224 cm⁻¹ reported by Wang et al."
+_REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
+                             r"\s*(?:in|from)\s+(?:the\s+)?(?:literature|RRUFF|database|reference)\b", re.I)
+# the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
+_IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
+                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
 _SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
 
 
-def _other_mineral(norm: str, lo: int, pos: int, question: str) -> bool:
-    """A mineral the question does not name is the subject right before the number."""
+def _other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bool:
+    """A mineral the question does not name is the subject right before the number (a listed name within
+    ``near``; a name given its own band anywhere in the sentence from ``lo``)."""
     last = None
-    for m in _MINERAL.finditer(norm, lo, pos):
+    for m in _MINERAL.finditer(norm, max(lo, near), pos):
         last = m
-    if last is None or not question:
+    for m in _NAMED_BAND.finditer(norm, lo, pos):  # "X has its strongest band at": X is a mineral, even far back
+        if last is None or m.start() > last.start():
+            last = m
+    if last is None or not question or _IS_MINERAL_BEFORE.search(norm, max(0, last.start() - 40), last.start()):
         return False
-    if not _MINERAL_SUBJECT.match(norm, last.end()):
+    if not _MINERAL_SUBJECT.match(norm, last.end(1)):
         return False  # "matches calcite, with bands at 1086 cm⁻¹" asserts the sample's bands
     name = last.group(1).lower()
     stem = name[:-1] if name.endswith("s") else name
-    return stem not in question.lower() and not _SAMPLE_WORDS.search(norm, last.end(), pos)
+    return stem not in question.lower() and not _SAMPLE_WORDS.search(norm, last.end(1), pos)
 
 
 class SpectraReader(QuantityReader):
@@ -132,7 +144,10 @@ class SpectraReader(QuantityReader):
                 return "other_property"
             question = getattr(scan.item, "text", None) or ""
             line_start = norm.rfind("\n", 0, head.start) + 1
-            if _other_mineral(norm, max(clause, line_start, head.start - 60), head.start, question):
+            if _other_mineral(norm, max(run.s_start, line_start, head.start - 200), max(clause, line_start, head.start - 60),
+                              head.start, question):
+                return "other_property"
+            if _REPORTED_AFTER.match(norm, run_end(scan, run)):
                 return "other_property"
             line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
             label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None

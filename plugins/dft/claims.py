@@ -186,7 +186,7 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     return not _BACK_TO_ASKED.search(scan.norm, last_end, run.head.start)
 
 
-_COMPETITORS = re.compile(r"\b(?:against|into|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?)"
+_COMPETITORS = re.compile(r"\b(?:against|into|between|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?)"
                           r"(?:\s*:)?\s+(?:the\s+)?(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
                             r"material|polymorph|cell|one|crystal)\b", re.I)
@@ -688,7 +688,7 @@ _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bpha
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
 _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|of)\s+(?:the\s+)?(?:minority|majority|spin[- ]up|"
-                              r"spin[- ]down|other)\b", re.I)
+                              r"spin[- ]down|other)\b|\s*\((?:another|other|a different)\s+(?:polymorph|phase|structure)\)", re.I)
 _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge|"
                          r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
