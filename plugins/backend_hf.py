@@ -215,6 +215,9 @@ class HFBackend:
         return chunks
 
     def _prompt_tokens(self, request: Request) -> int:
+        """The request's prompt length in tokens, plus 16 for the chat template's role markers. The prompt is
+        tokenized again in ``_encode``; that costs milliseconds against seconds of generation, and keeps the
+        budget independent of how each model's template is applied."""
         if self._tokenizer is None:
             return sum(len(m.text) for m in request.messages) // 2
         return sum(len(self._tokenizer(m.text, add_special_tokens=False)["input_ids"]) for m in request.messages) + 16
