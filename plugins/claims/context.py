@@ -46,18 +46,18 @@ LATTICE = attached(r"(?<![\w.])(?:[abc]\s*(?:_?0)?|a\s*=\s*b|b\s*=\s*c|a\s*=\s*b
                    r"(?<![\w.])[abc]\s*,\s*[abc](?:\s*,\s*[abc])?\s*=")
 WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradiation\b|\bX-?rays?\b(?! diffraction)|"
                       r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
-DIFFERENCE = attached(r"\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
+DIFFERENCE = attached(r"\b(?:separation|splitting|difference)\s*,|\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
                       r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b|\bdrift(?:ed|s)?\b")
 
 # a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
-WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield|"
+WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:add|sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield|"
                    r"show|have|display|exhibit|produce|look|contain)\b"
                    r"(?:[^.\n;]|\.(?=\d)){0,70}$", re.I)  # a decimal point ("2 × 1332.5 = 2665") does not end the clause
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
 # a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
-DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
+DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|(?:down|up|red|blue)-?shift(?:ed|s)?|splitting|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
                               r"longer|between\s+(?:them|the|these|those|both|its|their))\b", re.I)
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
@@ -115,7 +115,8 @@ DELTA_BEFORE = re.compile(r"Δ\s*[=≈]\s*$")
 # the result of a subtraction written out: "1086.2 − 1085.0 = 1.2 cm⁻¹"
 SUBTRACTION_BEFORE = re.compile(r"\d\s*(?:[^\W\d_]{1,3}\S{0,3})?\s[−–-]\s*\d+(?:\.\d+)?\s*(?:[^\W\d_]{1,3}\S{0,3})?\s*=\s*$")
 # the number belongs to another phase or a counterfactual: "Aragonite would instead show 701 cm⁻¹"
-OTHER_SUBJECT = re.compile(r"\bwould instead\b|\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
+OTHER_SUBJECT = re.compile(r"\bwould instead\b|(?<!spectrum )(?<!sample )(?<!pattern )(?<!micrograph )(?<!film )"
+                           r"\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
                            r"\bwhereas\b[^.\n]{0,40}$", re.I)
 # the main clause after a contrast ("Unlike aragonite, whose ν4 is at 701 cm⁻¹, this calcite shows 712 cm⁻¹"): its
 # numbers are the asked sample's again
@@ -293,3 +294,10 @@ def label_start(text: str, sent_start: int, clause: int, width: int = 60) -> int
         return sent_start
     return clause
 
+
+# a mineral or polymorph name ("anatase", "kyanite", "brookite"): the subject of a value that may not be the asked sample's
+MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|favou?rite|definite|infinite|opposite|polite|"
+                      r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
+                      r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
+                      r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
+                      r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)

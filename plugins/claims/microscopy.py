@@ -27,7 +27,9 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
                     r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
-                    r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bequivalent\s+(?:sphere|spherical)\b|\bspecified\b",
+                    r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
+                    r"\bprofilometr\w*|\bellipsometr\w*|\bnot the one asked\b|\b(?:second|another|other|different)\s+(?:micrograph|image)\b|"
+                    r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:sphere|spherical)\b|\bspecified\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -39,6 +41,8 @@ _TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|F
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
+                              rf"\s*,?\s*(?:comes?|came|is\s+taken|was\s+taken|derives?|is\s+derived)\s+from\s+(?:an?\s+|the\s+)?"
+                              rf"(?:separate\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
                               rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b|"
                               rf"[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
@@ -66,9 +70,11 @@ _PREP_AFTER = re.compile(r"\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buff
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
-                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b", re.I)
+                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
 _SETTING_AFTER = re.compile(r"\s*(?:working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
+# a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
+_IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
 _OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|coating|"
                                 r"milling|treatment|growth|coarsening)\b", re.I)
 
@@ -115,6 +121,8 @@ class MicroscopyReader(QuantityReader):
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
         if n.unit and _SETTING_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "4.8 mm working distance" in "Imaged at 5 kV, 4.8 mm working distance"
+        if n.unit and _IF_REJECTED_AFTER.match(scan.norm, n.end):
+            return "negated"  # "(a) 11 nm, if the pixel count is taken as nm — wrong"
         return None
 
     @staticmethod

@@ -50,6 +50,7 @@ _TIMES_BEFORE = re.compile(r"[×*÷]\s*$|\S\s*/\s+$")
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
+_FIRST_PERSON = re.compile(r"\bI\s+(?:\w+\s+)?$")
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -106,6 +107,13 @@ class Scan:
 
     def in_answer(self, n: Number) -> bool:
         return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
+
+
+def column_header(scan: Scan, pos: int) -> str | None:
+    """The header cell above ``pos`` in a markdown table of the chain (the table's rows are found once per chain)."""
+    if "table_rows" not in scan.memo:
+        scan.memo["table_rows"] = cx.RowBlocks.of(scan.norm, cx.TABLE_ROW)
+    return cx.column_header(scan.norm, pos, scan.memo["table_rows"])
 
 
 def question_numbers(question: str | None) -> frozenset[tuple[str, float]]:
@@ -513,8 +521,8 @@ class QuantityReader:
         if head.integer and not head.unit and (cx.SPACE_GROUP.search(norm, lo, hi) or (
                 self.miller and len(head.digits) in (3, 4) and cx.MILLER_BEFORE.search(norm, lo, hi))):
             return "index"
-        if cx.TEMPERATURE.search(norm, lo, hi):
-            return "temperature"
+        if head.unit in ("", "K", "degC", "degF") and cx.TEMPERATURE.search(norm, lo, hi):
+            return "temperature"  # not "at room temperature (2.82 eV at 4 K)": a gap, at another temperature
         if cx.LATTICE.search(norm, lo, hi):
             return "lattice_parameter"
         if head.unit in ("angstrom", "nm", "pm", "um", "") and cx.WAVELENGTH.search(norm, lo, hi):
@@ -540,7 +548,7 @@ class QuantityReader:
         if last is not n and last.end < len(norm) and norm[last.end] not in _QUIET_AFTER \
                 and cx.NEGATION_AFTER.match(norm, last.end):
             return "negated"  # "bands at 178 and 190 cm⁻¹ are not observed": the list's negation covers every member
-        if (after not in (",", ";") and cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60))) \
+        if (after not in (",", ";") and self._retracted_after(scan, n, run)) \
                 or (after in (",", ";") and cx.RETRACT_IMMEDIATE.match(norm, n.end)):
             return "retracted"
         s_end = run.s_end
@@ -549,6 +557,20 @@ class QuantityReader:
             nxt = scan.sentences.next(n.start)
             retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) else ""
         return retracted or None
+
+    @staticmethod
+    def _retracted_after(scan: Scan, n: Number, run: Run) -> bool:
+        """A revision word after the number in its sentence ("28.4°, which is wrong"). In a sentence that is itself
+        the correction ("Correction: the value is 0.12 eV/atom, not meV; I misread the unit"), a word after a
+        semicolon or in the first person tells of the earlier error, not of this number."""
+        norm = scan.norm
+        m = cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60))
+        if m is None:
+            return False
+        if cx.RETRACT_LEAD.match(norm, run.s_start) and (
+                ";" in norm[n.end:m.start()] or _FIRST_PERSON.search(norm, max(n.end, m.start() - 20), m.start())):
+            return False
+        return True
 
     @staticmethod
     def _list_end(scan: Scan, n: Number, run: Run) -> Number:
@@ -575,7 +597,7 @@ class QuantityReader:
         c_start = cx.clause_start(norm, run.s_start, head.start)
         before = norm[c_start:head.start]
         neg = cx.NEGATION_BEFORE.search(before)
-        if neg and not cx.NEGATION_BLOCK.search(before, neg.end()):
+        if neg and not cx.NEGATION_BLOCK.search(before, neg.start() + 2):  # "without SOC the gap is only 0.1 eV"
             return "negated"
         contrast = None
         for m in cx.OTHER_SUBJECT.finditer(norm, max(run.s_start, head.start - 120), head.start):

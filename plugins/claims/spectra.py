@@ -12,7 +12,7 @@ import re
 
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import Number
-from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, run_end
+from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, column_header, run_end
 
 _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bline ?widths?\b|\bband ?widths?\b|"
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
@@ -20,6 +20,8 @@ _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]
                           r"\bpower\b|\bcut-?off\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
                           r"\bscattered\s+(?:light|photons?|line)\b")
 # an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
+# an offset from the laser line is not a band: "the R line at 685 nm, about 4200 cm⁻¹ from the 532 nm laser"
+_FROM_LASER_AFTER = re.compile(r"\s*(?:away\s+)?from\s+the\s+(?:\d+(?:\.\d+)?\s*nm\s+)?(?:laser|excitation|exciting|Rayleigh)\b", re.I)
 _ABSOLUTE_AFTER = re.compile(r"[ \t]*\(?(?:absolute|abs\.)(?!\s+(?:accuracy|error|uncertainty|precision))", re.I)
 
 
@@ -29,7 +31,7 @@ _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts
 
 
 # a computed value contrasted with the measurement is another property (the oracle judges the measured spectrum)
-_COMPUTED = re.compile(r"\bDFT\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
+_COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab initio\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
                        r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
                        r"\bet al\b|\bwho\s+reports?\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
@@ -66,11 +68,8 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
                            re.I)
 # a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
 # band near 360 cm⁻¹"); when the question never names it, the value is that mineral's, not the sample's
-_MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|favou?rite|definite|infinite|opposite|polite|"
-                      r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
-                      r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
-                      r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
-                      r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
+_MINERAL = cx.MINERAL
+
 _MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
                               r"(?:has|have|had|shows?|exhibits?|displays?|would|[—–:]|-\s|at\b)", re.I)
 # any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
@@ -102,6 +101,28 @@ def _other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bo
     return stem not in question.lower() and not _SAMPLE_WORDS.search(norm, last.end(1), pos)
 
 
+_PRONOUN_LEAD = re.compile(r"\W*(?:it|its|this\s+mineral|that\s+mineral|the\s+latter)\b", re.I)
+_SUBJECT_LEAD = re.compile(r"[\W\d]*(?:the\s+)?")
+
+
+def _pronoun_other_mineral(scan: Scan, run: Run, question: str) -> bool:
+    """A sentence led by "It"/"Its" whose previous sentence opens with a mineral the question does not name:
+    the pronoun's values are that mineral's ("Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹")."""
+    key = ("pronoun_mineral", run.s_start)
+    if key not in scan.memo:
+        norm, found = scan.norm, False
+        if question and _PRONOUN_LEAD.match(norm, run.s_start):
+            prev = scan.sentences.previous(run.head.start)
+            if prev is not None:
+                lead = _SUBJECT_LEAD.match(norm, prev[0])
+                m = _MINERAL.match(norm, lead.end()) if lead else None
+                if m is not None:
+                    name = m.group(1).lower()
+                    found = (name[:-1] if name.endswith("s") else name) not in question.lower()
+        scan.memo[key] = found
+    return scan.memo[key]
+
+
 class SpectraReader(QuantityReader):
     family = "raman"
     answer_unit = "cm-1"
@@ -121,7 +142,7 @@ class SpectraReader(QuantityReader):
         return bool(_EXPLICIT.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start))
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
-        if n.unit == "cm-1" and _ABSOLUTE_AFTER.match(scan.norm, n.end):
+        if n.unit == "cm-1" and (_ABSOLUTE_AFTER.match(scan.norm, n.end) or _FROM_LASER_AFTER.match(scan.norm, n.end)):
             return "instrument_setting"
         return None
 
@@ -142,7 +163,12 @@ class SpectraReader(QuantityReader):
                 return "other_property"
             if _COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start):
                 return "other_property"
+            header = column_header(scan, head.start)
+            if header is not None and (_COMPUTED.search(header) or _ARTEFACT.search(header)):
+                return "other_property"  # a "PBE (cm⁻¹)" or "literature" column beside the measured one
             question = getattr(scan.item, "text", None) or ""
+            if _pronoun_other_mineral(scan, run, question):
+                return "other_property"  # "Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹ too, …"
             line_start = norm.rfind("\n", 0, head.start) + 1
             if _other_mineral(norm, max(run.s_start, line_start, head.start - 200), max(clause, line_start, head.start - 60),
                               head.start, question):

@@ -61,6 +61,8 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\degreeCelsius(?![a-zA-Z])|\\celsius(?![a-zA-Z])"), "°C", ("celsius",)),
     (re.compile(r"\\bohrmagneton(?![a-zA-Z])|\\muB(?![a-zA-Z])"), "µB", ("\\bohr", "\\mub")),
     (re.compile(r"\\per\\atom(?![a-zA-Z])"), "/atom", ("\\per",)),
+    (re.compile(r"\\per\\(?:pixel|px)(?![a-zA-Z])"), "/px", ("\\per",)),  # \SI{5}{\nano\metre\per\pixel}
+    (re.compile(r"\\(?:pixel|px)(?![a-zA-Z])"), "px", ("\\pixel", "\\px")),
     # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
     (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan)_gap|"
                 r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
@@ -110,9 +112,10 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\times(?![a-z])|\\cdot(?![a-z])|[·⋅∙]"), "×", ("\\times", "\\cdot", "·", "⋅", "∙")),
     (re.compile(r"[₀₁₂₃₄₅₆₇₈₉]+"), lambda m: m.group(0).translate(_SUBSCRIPT), tuple("₀₁₂₃₄₅₆₇₈₉")),
     (re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+"), lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), tuple("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")),
-    (re.compile(r"\\(?:approx|sim|simeq|left|right|quad|qquad|big|Big)(?![a-z])|\\[,;:! ]|[\u2009\u202f\u00a0\u2002\u2003$~{}]"), " ",
+    (re.compile(r"\\(?:approx|simeq|sim)(?![a-z])"), "≈", ("\\approx", "\\sim")),  # "42 \times 0.667 \approx 28 nm"
+    (re.compile(r"\\(?:left|right|quad|qquad|big|Big)(?![a-z])|\\[,;:! ]|[\u2009\u202f\u00a0\u2002\u2003$~{}]"), " ",
      ("\\", "\u2009", "\u202f", "\u00a0", "\u2002", "\u2003", "$", "~", "{", "}")),
-    (re.compile(r"≈|≃|∼|\\approx"), "≈", ("≃", "∼", "\\approx")),
+    (re.compile(r"≃|∼"), "≈", ("≃", "∼")),
 ]
 
 

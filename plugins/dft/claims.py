@@ -27,7 +27,7 @@ from typing import Any
 from matpcr.records import Claim, Extraction
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import ELEMENTS, Number
-from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
+from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, column_header as _column_header
 from matpcr_plugins.claims.text import normalize
 
 HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|uncertain|unclear|not sure|unsure|"
@@ -362,6 +362,10 @@ def _question_counts(question: str) -> frozenset[float]:
     return frozenset(float(m.group(0)) for m in re.finditer(r"(?<![\w.])\d{2,4}(?![\w.])", question))
 
 
+# a calculation setting named after its value: "a 520 eV cutoff", "0.05 eV smearing"
+_SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b", re.I)
+
+
 class _DFTReader(QuantityReader):
     """Magnitudes are judged number by number (the words right after one matter: "0.03 eV/atom above the hull")."""
 
@@ -374,7 +378,7 @@ class _DFTReader(QuantityReader):
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
     setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
-                         rf"[^.\n]{{0,20}}{cx.LINK}\s*$", re.I)
+                         rf"[^.\n|]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
         return super().read(chain, item)
@@ -410,8 +414,8 @@ class _DFTReader(QuantityReader):
             return run.reason
         if _WOULD.search(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
             return "other"  # "in the ferromagnetic state the moment would be 10 µB": a state the chain rejects
-        if self.setting.search(scan.norm, run.lo, run.head.start):
-            return "instrument_setting"
+        if self.setting.search(scan.norm, run.lo, run.head.start) or _SETTING_AFTER.match(scan.norm, n.end):
+            return "instrument_setting"  # "U = 5.3 eV", "a 520 eV cutoff"
         result = self.judge(scan, n, run, template[2])
         if not isinstance(result, str) and other_material(scan, run, n):
             return "other_property"
@@ -457,7 +461,10 @@ _HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+)?hull|
 _OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
-                           r"phonon|polymorph", re.I)
+                           r"phonon|polymorph|\b(?:(?:anti)?ferro|ferri|non-?)magnetic\s+(?:configuration|ordering|order|state|solution|"
+                           r"arrangement)|\bconfiguration\b", re.I)
+# a database's value per atom in a stability chain is its energy above the hull: "Materials Project lists 0.000 eV/atom"
+_DATABASE = re.compile(r"\bMaterials Project\b|\bMP\b|\bOQMD\b|\bAFLOW\b|\bAlexandria\b|\bJARVIS\b|\bGNoME\b|\bdatabase\b")
 _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
                          r"(?:of\s+)?E_?hull)", re.I)
@@ -465,7 +472,10 @@ _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|t
 
 _ASKED_PHASE = re.compile(r"\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
                           r"\b(?:question|prompt|task)\s+(?:asks|is)\s+about\s+(?:the\s+)?(?P<c>[^\W\d][\w′'-]*)|"
-                          r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b", re.I)
+                          r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b|"
+                          r"\b(?:asked|given)\s+(?P<d>(?-i:[a-zα-ω][a-z′'-]{2,}))\s+(?:cell|structure|phase|polymorph)\b", re.I)
+# where the subject of a distance begins: "…, and brookite 4 meV/atom above it"
+_SUBJECT_START = re.compile(r"[.;,:\n(]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
 # a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
 _BULLET_LABEL = re.compile(r"[ \t]*(?:[-*•]|\d+\.)[ \t]+(?P<name>[^:\n|]{2,40}?)[ \t]*:")
 # crystal systems, to tell the asked polymorph from others ("trigonal", "rhombohedral" and "hexagonal" are one family)
@@ -514,7 +524,7 @@ _GROUND_SEGMENT = re.compile(r"\bground[- ]state\b|\b(?:sits|lies|is|are)\s+on\s
 _SEGMENT_START = re.compile(r"[.;\n]")
 
 
-_THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.\n\d]{0,20}$", re.I)
+_THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
 # the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
 _PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
 
@@ -540,12 +550,6 @@ def _unmarked_row(scan: Scan, pos: int) -> bool:
     if top not in marked:
         marked[top] = _ASKED_MARK.search(norm, top, end) is not None
     return marked[top]
-
-
-def _column_header(scan: Scan, pos: int) -> str | None:
-    if "table_rows" not in scan.memo:
-        scan.memo["table_rows"] = cx.RowBlocks.of(scan.norm, cx.TABLE_ROW)
-    return cx.column_header(scan.norm, pos, scan.memo["table_rows"])
 
 
 class StabilityReader(_DFTReader):
@@ -579,10 +583,21 @@ class StabilityReader(_DFTReader):
         m = _ASKED_PHASE.search(original)
         if m is None:
             return
-        asked = (m.group("a") or m.group("b") or m.group("c") or "").strip().lower()
+        asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or "").strip().lower()
         if not asked:
             return
         for c in [c for c in extraction.claims if c.kind == "e_above_hull"]:
+            lo = max(0, c.span[0] - 80)
+            cut = [b.end() for b in _SUBJECT_START.finditer(original, lo, c.span[0])]
+            subject = None
+            for subject in cx.MINERAL.finditer(original, cut[-1] if cut else lo, c.span[0]):
+                pass
+            if subject is not None:  # "Rutile lies 9 meV/atom above it", "and sillimanite 0.006 eV/atom above it"
+                name = subject.group(1).lower()
+                if asked not in name and name not in asked:
+                    extraction.claims.remove(c)
+                    extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
+                continue
             lo_line = max(0, c.span[0] - 200)
             line = original.rfind("\n", lo_line, c.span[0])
             line = lo_line if line < 0 else line + 1
@@ -660,7 +675,9 @@ class StabilityReader(_DFTReader):
         if other is not None and other.group().lower() == "polymorph" \
                 and _ASKED_HERE.search(norm, other.end(), head.start):
             other = None  # "the 1T polymorph (this structure) lies 0.28 eV/atom above 2H": the asked polymorph
-        if other is not None and not label and other.start() >= c_start - 40:
+        if not label and unit.endswith("/atom") and _DATABASE.search(norm, c_start, head.start) and other is None:
+            label = True  # "Materials Project lists 0.000 eV/atom for this cell", "OQMD 0.068 eV/atom"
+        if other is not None and not label and other.start() >= c_start - (0 if other.group().lower() == "polymorph" else 40):
             return "other_property"  # a formation, reaction or decomposition energy
         if not label and not _HULL_WORDS.search(norm, max(run.s_start, head.start - 100), min(run.s_end, n.end + 60)):
             prev = scan.sentences.previous(head.start)
@@ -684,7 +701,8 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
-_OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph", re.I)
+_OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype", re.I)
+_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|exciton\w*)\b", re.I)
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
 _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|of)\s+(?:the\s+)?(?:minority|majority|spin[- ]up|"
@@ -693,14 +711,13 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
                          r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:semiconductor|insulator)\b|"
-                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\s+is\s+indirect\b|\bfundamental gap is indirect\b", re.I)
+                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
                        r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
 _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larger)\b", re.I)
-_SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b", re.I)
 
 
 _GAPPED_ANSWER = re.compile(r"\b(?:gapped|insulat\w+|semi-?conduct\w+|non-?metal\w*)\s*(?:[,:;(]|[—–-]|with)\s*"
@@ -731,8 +748,6 @@ class MetallicityReader(_DFTReader):
         norm, head = scan.norm, run.head
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
         label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 90), head.start)
-        if _SETTING_AFTER.match(norm, n.end):
-            return "instrument_setting"  # "a 520 eV cutoff"
         edge = _EDGE_AFTER.match(norm, n.end)
         if edge:
             before = None
@@ -745,7 +760,10 @@ class MetallicityReader(_DFTReader):
                 return "other_property"  # "the conduction-band bottom 0.3 eV below the valence-band top": an overlap
             # "the CBM lies 1.1 eV above the VBM": the separation of the two edges is the gap itself
         label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
-        if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end):
+        paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
+        lead = None if paren < 0 or ")" in norm[paren:head.start] else (cx.clause_start(norm, run.s_start, paren, 60), paren)
+        if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
+                or (lead is not None and _OTHER_GAP.search(norm, *lead)):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
@@ -758,8 +776,10 @@ class MetallicityReader(_DFTReader):
             kind = m
         if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
+        if _OTHER_EV_AFTER.match(norm, n.end):
+            return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
-        for m in _OTHER_EV.finditer(norm, max(c_start, head.start - 50), head.start):
+        for m in _OTHER_EV.finditer(norm, max(min(c_start, label_start), head.start - 80), head.start):
             other = m
         if other is not None and not label:
             return "other_property"  # formation energy, band edges (a gap label attached to the number wins)

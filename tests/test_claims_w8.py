@@ -1,0 +1,148 @@
+"""Reader rules found by the w8 dev batch of the claim corpus (issue #12): other phases named in passing,
+coreference, corrections, candidates, and values of other techniques or settings. One test per rule, each with a
+case of the kind that exposed it (written fresh here, not copied from the corpus)."""
+
+from __future__ import annotations
+
+from matpcr.records import Item
+from matpcr_plugins.dft.oracles import MetallicityOracle, StabilityOracle
+from matpcr_plugins.raman.oracle import RamanOracle
+from matpcr_plugins.sem.oracle import SEMOracle
+
+RAMAN, SEM = RamanOracle(), SEMOracle()
+STABILITY, METALLICITY = StabilityOracle(), MetallicityOracle()
+
+CALCITE_Q = ("Measured Raman spectrum of Calcite (CaCO3), excited at 532 nm. Columns: Raman shift (cm⁻¹) and intensity:\n"
+             "155.9 5300\n282.1 9800\n712.4 3600\n1086.0 52100\nAt which Raman shifts are the main bands?")
+STABILITY_Q = ("Material: TiO2, space group I4_1/amd (141), 12 atoms in the computational cell.\n"
+               "According to density-functional (PBE/GGA) calculations, is TiO2 thermodynamically stable, i.e. on or "
+               "within 0.05 eV/atom of the convex hull? Answer 'stable' or 'unstable'.")
+
+
+def item(question: str) -> Item | None:
+    return Item(id="t", task="t", constraint="", modality="text", text=question) if question else None
+
+
+def claims(oracle: object, text: str, question: str = "") -> list[tuple[str, object, str]]:
+    return [(c.kind, c.value, c.unit) for c in oracle.read(text, item(question)).claims]  # type: ignore[attr-defined]
+
+
+def values(oracle: object, text: str, question: str = "", kind: str | None = None) -> list[object]:
+    return [v for k, v, _ in claims(oracle, text, question) if kind is None or k == kind]
+
+
+def reasons(oracle: object, text: str, question: str = "") -> dict[str, str]:
+    return {c.text.strip(): c.reason for c in oracle.read(text, item(question)).rejected}  # type: ignore[attr-defined]
+
+
+# -- numbers ---------------------------------------------------------------------------------------------
+def test_a_list_of_decimal_commas_is_read_whole() -> None:
+    assert values(RAMAN, "Lattice modes at 136,5 and 153,6 cm⁻¹.") == [136.5, 153.6]
+    assert values(RAMAN, "ν₁ at 1059,7 cm⁻¹.") == [1059.7]
+
+
+def test_siunitx_per_pixel_and_latex_approx() -> None:
+    chain = r"With \SI{5}{\nano\metre\per\pixel}, the sphere spans \SI{73}{px}: \SI{365}{\nano\metre}."
+    assert values(SEM, chain) == [365.0]
+    assert reasons(SEM, chain)[r"5}{\nano\metre\per\pixel"] == "instrument_setting"
+    assert values(SEM, r"$d = 42 \times 0.667 \approx 28\,\mathrm{nm}$") == [28.0]
+
+
+# -- raman -----------------------------------------------------------------------------------------------
+def test_a_pronoun_after_another_mineral_is_that_minerals() -> None:
+    chain = ("Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹ too, and its lattice modes sit at 153 "
+             "and 206 cm⁻¹. This spectrum instead shows a single ν₄ at 712.4 cm⁻¹, so it is calcite.")
+    assert values(RAMAN, chain, CALCITE_Q) == [712.4]
+    # the sample's own pronoun is the sample's
+    assert values(RAMAN, "Calcite is the match. It has its ν₁ at 1086.0 cm⁻¹.", CALCITE_Q) == [1086.0]
+
+
+def test_a_computed_column_is_not_the_measured_spectrum() -> None:
+    chain = "| mode | measured (cm⁻¹) | PBE (cm⁻¹) |\n|---|---|---|\n| Eg | 144.1 | 142 |\n| B1g | 398.9 | 393 |"
+    assert values(RAMAN, chain) == [144.1, 398.9]
+
+
+def test_differences_offsets_and_hypothetical_bands_are_not_bands() -> None:
+    assert values(RAMAN, "The layer is at 516.9 cm⁻¹; the 3.8 cm⁻¹ downshift means tensile strain.") == [516.9]
+    assert values(RAMAN, "E2g at 383.6 cm⁻¹ and A1g at 405.1 cm⁻¹. Their separation, 21.5 cm⁻¹, means a bilayer.") \
+        == [383.6, 405.1]
+    assert values(RAMAN, "The R line lies about 4200 cm⁻¹ from the 532 nm laser; the band is at 407.3 cm⁻¹.") == [407.3]
+    chain = "The 1T′ phase would add the J1, J2 and J3 bands at 156, 226 and 330 cm⁻¹; none are seen. A1g: 405.1 cm⁻¹."
+    assert values(RAMAN, chain) == [405.1]
+
+
+# -- sem -------------------------------------------------------------------------------------------------
+def test_other_micrographs_powders_and_techniques_are_other_property() -> None:
+    chain = ("10 nm/px gives 380 nm. A second micrograph of the same pellet (not the one asked about) shows grains "
+             "of about 1.1 µm. The starting powder was 40 nm.")
+    assert values(SEM, chain) == [380.0]
+    chain = ("1.25 nm/px gives 60 nm grains. The film thickness, 820 nm, comes from a separate FIB cross-section. "
+             "Profilometry agrees with 810 nm.")
+    assert values(SEM, chain) == [60.0]
+    assert values(SEM, "The N₂ surface area corresponds to ~70 nm equivalent spheres; the particle is 50 nm.") == [50.0]
+
+
+def test_candidate_readings_turned_down_are_not_claims() -> None:
+    chain = ("(a) 11 nm, if the pixel count is taken as nm — wrong;\n(b) 88 nm, using 8 nm/px;\n"
+             "(c) 44 nm, if the 11 px were a radius — it is not.\nAnswer: 88 nm")
+    assert values(SEM, chain) == [88.0]
+    assert reasons(SEM, chain)["11 nm"] == "negated"
+
+
+# -- stability -------------------------------------------------------------------------------------------
+def test_another_polymorph_named_as_subject_is_not_the_asked_one() -> None:
+    chain = ("Rutile lies 9 meV/atom above it in these calculations, and brookite 4 meV/atom above it. So the asked "
+             "anatase cell is itself the hull phase: E_hull = 0.000 eV/atom.\nAnswer: stable")
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.0]
+    chain = "The asked kyanite cell lies 0.011 eV/atom above andalusite, and sillimanite 0.006 eV/atom above it."
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.011]
+    # a polymorph named in an earlier clause does not make the asked material's distance another phase's
+    chain = "Aragonite is the high-pressure polymorph; in PBE it lies only 5 meV/atom above calcite."
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.005]
+
+
+def test_database_values_per_atom_are_distances_and_settings_are_not() -> None:
+    chain = ("Candidate values: Materials Project 0.031 eV/atom (stable by the 0.05 threshold); OQMD 0.068 eV/atom "
+             "(unstable). I go with MP.\nAnswer: stable")
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.031, 0.068]
+    chain = "E_hull = 0.000 eV/atom (PBE, 520 eV cutoff, 12×12×2 k-mesh).\nAnswer: stable"
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.0]
+    chain = "The AFM ground state is on the hull (E_hull = 0 eV/atom). The ferromagnetic configuration is 0.11 eV/atom higher."
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.0]
+
+
+def test_a_correction_sentence_keeps_its_own_value() -> None:
+    chain = ("E_hull = 0.12 meV/atom, essentially on the hull, so stable.\n\nCorrection: the database value is "
+             "0.12 eV/atom (120 meV/atom), not meV; I misread the unit.\n\nAnswer: unstable")
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.12]
+    assert values(STABILITY, chain, STABILITY_Q, "stability") == ["unstable"]
+
+
+# -- metallicity -----------------------------------------------------------------------------------------
+def test_labelled_lines_and_edges_that_are_not_gaps() -> None:
+    chain = ("LaB6 is a metal.\n- work function of the (100) surface: 2.7 eV\n- plasma edge in reflectivity: about "
+             "2.0 eV\nCopper's d-band top gives the 2.1 eV interband absorption edge.\nAnswer: metallic")
+    assert values(METALLICITY, chain, kind="band_gap") == []
+
+
+def test_gaps_at_another_temperature_or_without_soc_are_claims() -> None:
+    chain = "PBE gives 1.17 eV; experiment 2.70 eV at room temperature (2.82 eV at 4 K).\nAnswer: gapped, 1.17 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [1.17, 2.7, 2.82]
+    chain = "With SOC the inverted gap is about 320 meV; without SOC the gap is only about 0.1 eV."
+    assert values(METALLICITY, chain, kind="band_gap") == [0.32, 0.1]
+    # a plain negation still negates
+    assert values(METALLICITY, "There is no gap of 0.5 eV here; it is a metal.", kind="band_gap") == []
+
+
+def test_another_polytype_and_the_direct_gap_of_an_indirect_material() -> None:
+    chain = ("The 2H polytype of MoTe2 is a semiconductor (PBE gap about 0.8 eV), but the asked 1T′ phase is a "
+             "semimetal.\nAnswer: metallic")
+    assert values(METALLICITY, chain, kind="band_gap") == []
+    chain = ("The PBE gap of cubic SrTiO3 is indirect (R→Γ): E_g = 1.78 eV. The direct gap at Γ is 2.20 eV in PBE.\n"
+             "Answer: gapped, 1.78 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [1.78]
+
+
+def test_a_setting_in_a_table_row_does_not_reject_the_rows_gap() -> None:
+    chain = "| method | E_g (eV) |\n|---|---|\n| PBE | 0.73 |\n| PBE+U (U_d = 7 eV) | 1.52 |\n| HSE06 | 2.46 |"
+    assert values(METALLICITY, chain, kind="band_gap") == [0.73, 1.52, 2.46]
