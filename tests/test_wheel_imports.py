@@ -1,5 +1,6 @@
 """The wheel works with its declared dependencies only (issue #18): scripts/check_wheel_imports.sh builds it,
-installs it into a fresh venv with nothing but what pyproject.toml declares, and imports every module.
+installs it into a fresh venv with nothing but what pyproject.toml declares, imports every module, and runs
+`matpcr run` from a fresh HOME with no data directory (the embedded set and the default model).
 
 It takes minutes and ~2 GB (torch, transformers, pymatgen, ...), so it runs only with MATPCR_WHEEL_TEST=1, which
 .ci/run sets. tests/test_declared_deps.py is the fast static half of the same check.
@@ -33,3 +34,4 @@ def test_every_module_of_the_wheel_imports_in_a_fresh_venv() -> None:
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, "scripts/check_wheel_imports.sh failed:\n" + output[-12000:]
     assert "failed 0" in output and "matpcr, version" in output, output[-12000:]
+    assert "magnetism_text: PCR" in output and "xrd_text: PCR" in output, output[-12000:]  # the fresh-HOME run
