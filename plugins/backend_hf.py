@@ -122,7 +122,7 @@ class HFBackend:
 
     def __init__(self, model: str, revision: str | None = None, *, dtype: str = "auto", device: str | None = None,
                  gguf_file: str | None = None, trust_remote_code: bool = False, max_length: int | None = None,
-                 token_budget: int = 6144, prefill_chunk: int = 512, identity_extra: dict[str, Any] | None = None,
+                 token_budget: int = 4096, prefill_chunk: int = 512, identity_extra: dict[str, Any] | None = None,
                  **extra: Any):
         if extra:
             raise MatpcrError(f"hf backend: unknown --model-args {', '.join(sorted(extra))} "
