@@ -146,3 +146,92 @@ def test_another_polytype_and_the_direct_gap_of_an_indirect_material() -> None:
 def test_a_setting_in_a_table_row_does_not_reject_the_rows_gap() -> None:
     chain = "| method | E_g (eV) |\n|---|---|\n| PBE | 0.73 |\n| PBE+U (U_d = 7 eV) | 1.52 |\n| HSE06 | 2.46 |"
     assert values(METALLICITY, chain, kind="band_gap") == [0.73, 1.52, 2.46]
+
+
+# -- rules found by the w9 batch (natural mix, all six families) ----------------------------------------
+from matpcr_plugins.dft.oracles import MagnetismOracle  # noqa: E402
+from matpcr_plugins.xrd.oracle import XRDOracle  # noqa: E402
+
+XRD, MAGNETISM = XRDOracle(), MagnetismOracle()
+
+
+def test_table_cells_with_units_take_their_header_and_rank_columns_are_indices() -> None:
+    chain = "| hkl | d | 2θ |\n|---|---|---|\n| 111 | 221.7 pm | 40.70° |\n| 200 | 0.1920 nm | 47.35° |"
+    assert claims(XRD, chain) == [("d_spacing", 2.217, "angstrom"), ("two_theta", 40.7, "deg"),
+                                  ("d_spacing", 1.92, "angstrom"), ("two_theta", 47.35, "deg")]
+    chain = "| band | shift (cm⁻¹) |\n|---|---|\n| 1 | 447.2 |\n| 2 | 611.9 |"
+    assert values(RAMAN, chain) == [447.2, 611.9]
+
+
+def test_bounds_written_after_the_number_and_lists_said_to_be_absent() -> None:
+    chain = "Metamict grains shift it down to 1000 cm⁻¹ or less; this grain shows 1008.2 cm⁻¹."
+    assert values(RAMAN, chain) == [1008.2]
+    chain = "Fe²⁺ would add satellite O–H bands at about 3660 and 3645 cm⁻¹; none appear here. O–H: 3674.3 cm⁻¹."
+    assert values(RAMAN, chain) == [3674.3]
+    assert values(XRD, "Only a handful of lines fall below 2θ = 160°; the first is at 58.68°.") == [58.68]
+
+
+def test_published_and_textbook_values_are_references() -> None:
+    chain = "The Si line is at 520.4 cm⁻¹ (textbook value 520.7 cm⁻¹). Published spectra give 675 cm⁻¹."
+    assert values(RAMAN, chain) == [520.4]
+
+
+def test_rejected_candidates_arithmetic_and_other_estimates_in_sem() -> None:
+    chain = ("(a) 20 nm × 72 nm, which just reads px as nm (rejected);\n(b) 16 nm × 57.6 nm using 0.8 nm/px;\n"
+             "Answer: 16 nm wide, 57.6 nm long")
+    assert values(SEM, chain) == [16.0, 57.6]
+    chain = "Five test lines of 800 px (20 µm each) crossed 118 boundaries: 100 µm / 118 = 0.85 µm mean intercept."
+    assert values(SEM, chain) == [850.0]
+    chain = ("The marked pore is 65 nm. The anodising conditions predict an interpore distance of 100 nm. "
+             "ZIF-8 made the same way is usually about 200 nm. The sample carries about 2 nm of sputtered Pt/Pd.")
+    assert values(SEM, chain) == [65.0]
+    # a nominal value given inside the brackets does not make the measured one nominal
+    assert values(SEM, "Au contact: 20 px → 80 nm (nominal evaporated thickness 100 nm)") == [80.0]
+    # "no correction and measures": the negation ends before the measurement
+    assert values(SEM, "A second rod along the tilt axis needs no correction and measures 1.6 µm.") == [1600.0]
+
+
+def test_xrd_comparisons_references_and_widths() -> None:
+    chain = "(104) is at 33.63°. For comparison, α-Al₂O₃ puts (104) at 35.15° and hematite at 33.15°."
+    assert values(XRD, chain) == [33.63]
+    assert values(XRD, "Pt(111) is at 39.76°. The FWHM of Pt(111) is 0.31°.") == [39.76]
+    chain = "The out-of-plane spacing is d = 1.981 Å, about 0.6% larger than bulk BFO (3.94 Å)."
+    assert values(XRD, chain) == [1.981]
+    assert values(XRD, "Answer: 2θ = 40.26°, 40.26°, 58") == [40.26]  # cut off inside the third value
+
+
+def test_stability_lower_by_below_the_hull_and_other_configurations() -> None:
+    question = ("Material: CsPbI3, space group Pm-3m (221), 5 atoms in the computational cell.\nAccording to "
+                "density-functional (PBE/GGA) calculations, is CsPbI3 thermodynamically stable?")
+    chain = "The non-perovskite δ phase (Pnma) is lower by 0.082 eV/atom and lies on the hull.\nAnswer: unstable"
+    assert values(STABILITY, chain, question, "e_above_hull") == [0.082]
+    chain = "E_hull = 0 meV/atom; it lies 45 meV/atom below the hull of the competing phases.\nAnswer: stable"
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.0]
+    chain = ("The ferromagnetic Fe–Mo alignment is 0.19 eV per formula unit higher, and an antisite-disordered cell is "
+             "another 35 meV/atom higher. The ordered cell lies 21 meV/atom above the hull.")
+    assert values(STABILITY, chain, STABILITY_Q, "e_above_hull") == [0.021]
+
+
+def test_metallicity_hedges_bullets_and_direct_rows() -> None:
+    chain = ("With AFM order it may open a tiny gap of ~0.1 eV. I can't determine which order was used.\n"
+             "Answer: undetermined")
+    assert claims(METALLICITY, chain) == []
+    chain = ("- PBE: 0.50 eV\n- the 3d–4s splitting at Γ away from the gap edge, about 2.6 eV, is an interband "
+             "transition\nAnswer: gapped, 0.50 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [0.5]
+    chain = ("The gap is indirect.\n| transition | PBE (eV) |\n|---|---|\n| R → Γ (indirect) | 1.8 |\n"
+             "| Γ → Γ (direct) | 2.2 |\nAnswer: gapped, 1.8 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [1.8]
+
+
+def test_magnetism_subscript_sites_totals_json_and_partial_moments() -> None:
+    chain = r"$m_{\mathrm{Cr}} = 3.1\,\mu_B$ and $m_{\mathrm{I}} = -0.1\,\mu_B$; the cell (2 Cr) carries $M = 6.0\,\mu_B$."
+    assert claims(MAGNETISM, chain)[-3:] == [("magnetic_moment", 3.1, "muB/element:Cr"),
+                                             ("magnetic_moment", -0.1, "muB/element:I"),
+                                             ("magnetic_moment", 6.0, "muB/cell")]
+    chain = '{"magnetic_order": "AFM-II", "site_moment_Co_muB": 2.7, "net_moment_muB_per_fu": 0.0}'
+    assert claims(MAGNETISM, chain)[-2:] == [("magnetic_moment", 2.7, "muB/element:Co"),
+                                             ("magnetic_moment", 0.0, "muB/fu")]
+    chain = "Each Gd carries 7.6 µB: 7.0 µB from the localised 4f shell. Exactly zero net moment for the 10-atom cell."
+    assert values(MAGNETISM, chain, kind="magnetic_moment") == [7.6]
+    assert values(MAGNETISM, "Dilute Fe impurities polarise a cloud carrying ~10 µB.", kind="magnetic_moment") == []

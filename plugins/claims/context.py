@@ -28,7 +28,15 @@ def attached(cue: str, flags: int = re.I) -> re.Pattern[str]:
 # a one-sided bound is a range with one end: "above 70°", ">1.5 eV", "at least 2 µB"
 BOUND = re.compile(r"(?:[<>≤≥]=?|\bmore than\b|\bless than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
                    r"\bbelow\b|\bup to\b|\bin excess of\b|\bexceeding\b|\bgreater than\b|\bsmaller than\b|\blower than\b|"
-                   r"\bhigher than\b|\blarger than\b)\s*(?:about|approximately|~|≈)?\s*$", re.I)
+                   r"\bhigher than\b|\blarger than\b)\s*(?:(?:twotheta|2θ|θ|d)\s*[=≈]?\s*)?(?:about|approximately|~|≈)?\s*$", re.I)
+# a bound written after its number: "shift it down to 1000 cm⁻¹ or less", "2 µm or more"
+OR_BOUND_AFTER = re.compile(r"\s*(?:or|and)\s+(?:less|more|lower|higher|below|above|smaller|larger|greater|fewer)\b", re.I)
+# a list the next clause says is absent: "adds O–H bands at about 3660 and 3645 cm⁻¹; none appear here"
+NONE_SEEN_AFTER = re.compile(r"\s*[;,]\s*(?:but\s+)?(?:none|neither)\s+(?:of\s+(?:them|these|those)\s+)?(?:appears?|is|are|was|were|"
+                             r"shows?\s+up|can\s+be\s+seen|is\s+seen|are\s+seen|is\s+present|are\s+present)\b", re.I)
+# a candidate line the chain turns down: "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
+REJECTED_LINE_AFTER = re.compile(r"[^;\n]{0,80}?(?:\(\s*(?:rejected|discarded|ruled out|wrong)\s*\)|[—–]\s*(?:rejected|discarded|"
+                                 r"ruled out|wrong)\b)", re.I)
 UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
                        r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
 TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"
@@ -71,7 +79,7 @@ NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:(?:is|was|
                             re.I)
 NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|\bwithout\b|\babsent\b|\bnor\b|\bnothing\b|[❌✗✘]|"
                              r"\black(?:s|ing)?\b|\brather than\b|\binstead of\b)[^,;:.\n]{0,30}$", re.I)
-NEGATION_BLOCK = re.compile(r"\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
+NEGATION_BLOCK = re.compile(r"\band\s+(?:then\s+)?(?:measures?|spans?|is|are|has|shows?|gives?|reads?)\b|\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
                             r"\bother\b|\bexcept\b|\bnot just\b|\bif not\b", re.I)
 # hedged means an explicit non-commitment: words that decline to choose, or a hedge over alternatives ("might be
 # at 25.3° or at 27.4°"); approximate wording ("about", "~", "probably") still asserts
@@ -104,7 +112,7 @@ INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|sc
 RETRACT_IMMEDIATE = re.compile(r"[,;—–]\s*(?:no,?\s+wait|wait|sorry|scratch that|oops|correction|i mean|no\s*[—–-]|typo|"
                                r"that(?:'s| is| was) wrong|no,?\s+actually)\b", re.I)
 # a bare integer counting things: "observed at 3 positions", "3 strongest reflections", "12 formula units"
-COUNT_AFTER = re.compile(r"[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
+COUNT_AFTER = re.compile(r"-(?:atoms?|sites?|layers?|fold|f\.u\.|formula[- ]units?)\b|[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
                          r"inequivalent|magnetic)[ \t]+)?(?:positions|bands|peaks|modes|lines|reflections|particles|atoms|"
                          r"sites|values|points|rows|grains|crystals|steps|times|formula units|components|phases)\b", re.I)
 # a rate or coefficient, not a value: "−0.022 cm⁻¹/K", "5.2 cm⁻¹/GPa", "0.3 eV per GPa"

@@ -33,6 +33,11 @@ _THETA_SUBJECT = re.compile(r"(?:\bBragg angles?\b|(?<![\w])θ\b)[^.\n\d=]{0,50}
                             re.I)
 # a generic fingerprint of a reference phase, not a reading of this pattern
 _FINGERPRINT = re.compile(r"\bfingerprints?\b|\btextbook\b|\btypically\b", re.I)
+# a sentence that sets other phases against the asked one: "For comparison, α-Al₂O₃ puts (104) at 35.15°"
+_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+# a peak width named with its peak before the value: "The FWHM of Pt(111) is 0.31°"
+_WIDTH_OF = re.compile(r"\b(?:FWHM|full[- ]width(?: at half[- ]maximum)?|integral breadth|width)\s+of\s+"
+                       r"(?:[^.;\n\d()]|\([^()\n]{0,8}\)){0,25}?\s*(?:is|=|:|≈|of)\s*(?:about|approximately|~|≈)?\s*$", re.I)
 _TWO_THETA = re.compile(r"twotheta|diffraction angle|scattering angle", re.I)
 _D_ATTACHED = cx.attached(r"\bspaced\b|\bplanes?\b[^.\n]{0,20}\bspaced\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?\s*(?:\(\s*[\d\s\-–,̄]{1,12}\))?\s*[=≈:]|\bd-?spacings?\b|\bd values?\b|"
                           r"\binterplanar(?:\s+(?:spacings?|distances?))?\b|\bspacings?\b|\bd_?hkl\b|\bd\(\w+\)|\bd\s+of\b|"
@@ -169,8 +174,11 @@ class DiffractionReader(QuantityReader):
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         norm, head = scan.norm, run.head
         lo, hi = run.lo, head.start
-        if _REFERENCE.search(norm, lo, hi):
-            return "other_property"
+        if _REFERENCE.search(norm, lo, hi) or _COMPARISON_LEAD.match(norm, run.s_start):
+            return "other_property"  # "For comparison, α-Al₂O₃ puts (104) at 35.15°"
+        lead = cx.paren_lead(norm, run.s_start, hi)
+        if lead is not None and _REFERENCE_CLAUSE.search(norm, *lead):
+            return "other_property"  # "0.6% larger than bulk BFO (3.94 Å)"
         if self._measured(scan):  # a measured pattern: a reference value named in the clause is not a reading of it
             aside = cx.open_paren(norm, max(run.s_start, hi - 200), hi)  # inside "(ICDD 21-1276, where ... at 27.45°)"
             if _CITED_AFTER.match(norm, head.end) \
@@ -185,6 +193,8 @@ class DiffractionReader(QuantityReader):
         if unit == "deg":
             if _OTHER_ANGLE.search(norm, lo, hi):
                 return "other_property"
+            if _WIDTH_OF.search(norm, max(run.s_start, hi - 40), hi):
+                return "instrument_setting"  # "The FWHM of Pt(111) is 0.31°": a peak width
             if _FINGERPRINT.search(norm, max(run.s_start, hi - 200), hi):
                 return "other_property"  # "calcite's fingerprint is one dominant line near 29.4°"
             if _TWO_THETA.search(norm, max(lo, hi - 25), hi):

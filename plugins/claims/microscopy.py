@@ -29,7 +29,8 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
                     r"\bprofilometr\w*|\bellipsometr\w*|\bnot the one asked\b|\b(?:second|another|other|different)\s+(?:micrograph|image)\b|"
-                    r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:sphere|spherical)\b|\bspecified\b",
+                    r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
+                    r"\bpredict\w*|\busually\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -43,7 +44,7 @@ _TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|F
 _REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
                               rf"\s*,?\s*(?:comes?|came|is\s+taken|was\s+taken|derives?|is\s+derived)\s+from\s+(?:an?\s+|the\s+)?"
                               rf"(?:separate\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
-                              rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b|"
+                              rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b(?![^()\n]*\d)|"
                               rf"[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
@@ -57,14 +58,14 @@ _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+
 # the field of view or scale bar named earlier in the clause, with no feature named in between
 _FIELD = re.compile(r"\bfield of view\b|\bFOV\b|\bimage (?:width|height|size|spans|covers|is)\b|"
                     r"\b(?:image|micrograph|frame)\b[^.\n]{0,40}?\b(?:covers|spans)\b|\b(?:whole|entire) image\b|"
-                    r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
+                    r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\btest\s+(?:lines?|grids?|circles?)\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
 _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\bagglomerat\w*|\bcrystals?\b|\bwires?\b|"
-                      r"\brods?\b|\bspheres?\b|\bpores?\b|\bsize\b", re.I)
+                      r"\brods?\b|\bspheres?\b|\bpores?\b|\bsize\b|\bintercepts?\b", re.I)
 
 
 # a size of the sample in another state: "(from about 40 nm before annealing)"
 # a sample-preparation layer: "on a 20 nm ZnO seed layer", "a 5 nm Pt coating"
-_PREP_AFTER = re.compile(r"\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buffer|adhesion|conductive|sputtered|carbon|gold|Au|Pt|Cr|"
+_PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buffer|adhesion|conductive|sputtered|carbon|gold|Au|Pt|Cr|"
                          r"Ir)\s*(?:layer|coating|film)\b")
 # distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
@@ -114,6 +115,9 @@ class MicroscopyReader(QuantityReader):
         field = None
         for m in _FIELD.finditer(scan.norm, label_start, run.head.start):  # "- Field of view: 1024 × 8.33 nm ≈ 8.5 µm"
             field = m
+        if field is None and lead is not None:  # "Five test lines of 800 px (20 µm each)"
+            for m in _FIELD.finditer(scan.norm, *lead):
+                field = m
         if field is not None and not _FEATURE.search(scan.norm, field.end(), run.head.start):
             return "instrument_setting"  # "the field of view is 1024 px × 7.41 nm/px ≈ 7.6 µm"
         return ("feature_size", factor, "nm")

@@ -51,6 +51,7 @@ _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _FIRST_PERSON = re.compile(r"\bI\s+(?:\w+\s+)?$")
+_DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -263,6 +264,8 @@ class QuantityReader:
     #: whether a value followed by a comparative ("0.1° higher", "24 cm⁻¹ apart") is a difference, not a value (the
     #: geometric families; in the DFT families "0.03 eV/atom above the hull" is the asked quantity)
     difference_after = False
+    #: a number on a candidate line marked "(rejected)" or "— wrong" is a candidate turned down
+    candidates_rejected = True
     #: "the separation between A1g and E2g is 24.8 cm⁻¹": a difference of two values (a micrograph's spacings are sizes)
     between_difference: re.Pattern[str] = cx.BETWEEN_DIFFERENCE
     #: whether "N apart" is a distance (a feature of a micrograph) rather than a difference
@@ -466,16 +469,18 @@ class QuantityReader:
                 return "other"  # "a Kα2 shoulder about 0.1° higher": a difference ("planes spaced 3.1 Å apart" is not)
         if start > 0 and _TIMES_BEFORE.search(norm, max(0, start - 4), start) and _EQUALS_AFTER.match(norm, n.end):
             return "other"  # "60 × 4 nm = 240 nm": a factor of the arithmetic, not a stated value
+        if n.unit and _DIVIDED_AFTER.match(norm, n.end) and _EQUALS_AFTER.search(norm, n.end, min(len(norm), n.end + 24)):
+            return "other"  # "100 µm / 118 = 0.85 µm": the dividend of the arithmetic
         if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):
             return "other"  # the chain stops inside a number ("... the band gap is 2"): truncated
-        if not n.unit and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
+        if (not n.unit or n.inherited_unit) and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
             prev_num = scan.nums[n.index - 1]
             prev = prev_num.digits
             if len(n.digits) < len(prev) and prev.startswith(n.digits):
                 return "other"  # the chain was cut in the middle of a number ("..., 1027, 1")
-            if (n.integer and not prev_num.integer and not scan.in_answer(n)
+            if (n.integer and not prev_num.integer and (not scan.in_answer(n) or n.inherited_unit)
                     and re.fullmatch(r"[\s,;]*(?:and\s+)?", norm[prev_num.end:start])):
-                return "other"  # "..., 215.1, 218.": a list of decimals cut off before the last one's decimals
+                return "other"  # "..., 215.1, 218." or "Answer: 2θ = 40.26°, 58": cut off before the last one's decimals
         if start > 0 and cx.RATIO_BEFORE.search(norm, max(0, start - 30), start):
             return "other_property"  # "S/N ≈ 120": a signal-to-noise ratio
         if start > 0 and (cx.DELTA_BEFORE.search(norm, max(0, start - 6), start) or (
@@ -544,7 +549,13 @@ class QuantityReader:
         after = norm[n.end:n.end + 1]
         if after and (after not in _QUIET_AFTER or after == ",") and cx.NEGATION_AFTER.match(norm, n.end):
             return "negated"  # "near 1120 cm⁻¹ is not seen", "expected near 1120 cm⁻¹, is not seen"
+        if after and after not in _QUIET_AFTER and cx.OR_BOUND_AFTER.match(norm, n.end):
+            return "range"  # "down to 1000 cm⁻¹ or less"
+        if self.candidates_rejected and cx.REJECTED_LINE_AFTER.match(norm, n.end):
+            return "negated"  # "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
         last = self._list_end(scan, n, run)
+        if cx.NONE_SEEN_AFTER.match(norm, last.end):
+            return "negated"  # "bands at about 3660 and 3645 cm⁻¹; none appear here"
         if last is not n and last.end < len(norm) and norm[last.end] not in _QUIET_AFTER \
                 and cx.NEGATION_AFTER.match(norm, last.end):
             return "negated"  # "bands at 178 and 190 cm⁻¹ are not observed": the list's negation covers every member
@@ -620,7 +631,7 @@ class QuantityReader:
             return "other"
         if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"
-        if _IF.search(norm, max(run.s_start, head.start - 120), head.start):
+        if _IF.search(norm, max(run.s_start, head.start - 120), head.start) or cx.HEDGE.search(norm, run.s_start, head.start):
             nxt = scan.sentences.next(head.start)
             if nxt is not None and cx.NON_COMMITMENT.search(norm, nxt[0], min(nxt[1], nxt[0] + 200)):
                 return "hedged"  # "if it says 1 µm the flower is 600 nm ... I cannot tell which"

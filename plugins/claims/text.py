@@ -43,6 +43,15 @@ def _json_quantity(m: re.Match[str]) -> str:
     return f"{label} = {m.group('num')}{unit}"
 
 
+def _json_moment(m: re.Match[str]) -> str:
+    """A moment key: "site_moment_Co_muB": 2.7 reads "m_Co = 2.7 µB"; "net_moment_muB_per_fu": 0 reads "net moment =
+    0 µB/f.u."."""
+    element, basis = m.group("el"), (m.group("basis") or "").lower()
+    per = {"atom": "/atom", "fu": "/f.u.", "f_u": "/f.u.", "formula_unit": "/f.u.", "cell": "/cell"}.get(basis, "")
+    label = f"m_{element}" if element else "net moment" if m.group("net") else "magnetic moment"
+    return f"{label} = {m.group('num')} µB{per}"
+
+
 # (pattern, replacement, triggers), applied in order; a rule runs only when one of its trigger strings occurs in
 # the lower-cased text, so a long chain pays only for the spellings it actually uses
 _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
@@ -67,6 +76,9 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan)_gap|"
                 r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "hull", "band", "threshold_")),
+    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|(?P<net>net|total)_(?:mag(?:netic)?_)?"
+                r"(?:moment|magneti[sz]ation)|(?:mag(?:netic)?_)?moment)_mu_?B(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
+                r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment",)),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
@@ -201,7 +213,9 @@ def _splice(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, _Pass | 
     return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
 
 
-_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−]?\d+(?:\.\d+)?)[ \t]*(?=\|)")
+_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−]?\d+(?:\.\d+)?)(?P<unit>[ \t]*(?:pm|nm|Å|µm|μm|eV|meV|cm-1|cm⁻¹|°))?[ \t]*(?=\|)")
+# a column of row numbers: "| band | shift (cm⁻¹) |" over "| 1 | 447.2 |" (the 1 is an enumeration, not a band)
+_RANK_HEADER = re.compile(r"^(?:band|peak|rank|#|no\.?|n|index|line|order|row|step|entry)$", re.I)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")
 _HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*$")
 
@@ -271,6 +285,13 @@ def _tables(text: str) -> tuple[str, _Pass | None]:
             return m.group(0)
         line_end = text.find("\n", m.start())
         cells = text[line_start:line_end if line_end >= 0 else len(text)].strip().strip("|").split("|")
+        if m.group("unit"):  # "| d |" over "| 221.7 pm |": the header names the quantity, the cell keeps its unit
+            head = header[column]
+            if _HEADER_UNIT.match(head) or _BARE_UNIT_HEADER.match(head) or _RANK_HEADER.match(head) or len(head) > 24:
+                return m.group(0)
+            return f" {head} = {m.group(1)}{m.group('unit')} "
+        if _RANK_HEADER.match(header[column]):
+            return m.group(0)
         name, unit = _cell_label(header[column], cells[0].strip() if cells else "", column)
         if not name:
             return f" {m.group(1)} {unit} "

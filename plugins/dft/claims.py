@@ -462,10 +462,14 @@ _OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
                            r"phonon|polymorph|\b(?:(?:anti)?ferro|ferri|non-?)magnetic\s+(?:configuration|ordering|order|state|solution|"
-                           r"arrangement)|\bconfiguration\b", re.I)
+                           r"arrangement|alignment)|\bconfiguration\b|\balignment\b|\bantisite\b|\bdisorder(?:ed)?\b", re.I)
 # a database's value per atom in a stability chain is its energy above the hull: "Materials Project lists 0.000 eV/atom"
 _DATABASE = re.compile(r"\bMaterials Project\b|\bMP\b|\bOQMD\b|\bAFLOW\b|\bAlexandria\b|\bJARVIS\b|\bGNoME\b|\bdatabase\b")
 _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
+# the named phase is below the asked one: "the δ phase (Pnma) is lower by 0.082 eV/atom" is the asked one's distance
+_LOWER_BY = re.compile(r"\b(?:is|lies|sits)\s+(?:\w+\s+)?lower(?:\s+in\s+energy)?\s+by\s*(?:about|approximately|only|~|≈)?\s*$", re.I)
+# "it lies 45 meV/atom below the hull of the competing phases": a decomposition energy, not a distance above the hull
+_BELOW_HULL_AFTER = re.compile(r"\s*below\s+(?:the\s+)?(?:convex\s+)?hull\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
                          r"(?:of\s+)?E_?hull)", re.I)
 
@@ -633,21 +637,26 @@ class StabilityReader(_DFTReader):
             named = None
             for m in _SYSTEM_WORD.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
                 named = m
-            if named is not None and _SYSTEMS.get(named.group(1).lower()) not in (None, system):
+            if named is not None and _SYSTEMS.get(named.group(1).lower()) not in (None, system) \
+                    and not _LOWER_BY.search(scan.norm, named.end(), run.head.start):
                 return "other_property"  # "the cubic α-phase lies 0.018 eV/atom above the hull" when the asked cell is orthorhombic
         asked_sg = _asked_space_group(getattr(scan, "question_norm", ""))
         if asked_sg is not None:
             named_sg = None
             for m in _SG_SYMBOL.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 80), run.head.start):
                 named_sg = m
-            if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg:
+            if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg \
+                    and not _LOWER_BY.search(scan.norm, named_sg.end(), run.head.start):
                 return "other_property"  # "the γ-phase (Pmn2_1) is 0.021 eV/atom above the hull" when the asked cell is Pnma
         return result
 
     def run_reason(self, scan: Scan, run: Run) -> str | None:
         reason = super().run_reason(scan, run)
-        if reason == "other" and _HULL_BY.search(scan.norm, max(run.lo, run.head.start - 60), run.head.start):
-            return None  # "above the hull by 38 meV/atom" is the distance, not a difference of two values
+        if reason == "other" and (_HULL_BY.search(scan.norm, max(run.lo, run.head.start - 60), run.head.start)
+                                  or _LOWER_BY.search(scan.norm, max(run.lo, run.head.start - 30), run.head.start)):
+            # "above the hull by 38 meV/atom" is the distance, not a difference of two values; so is "the δ phase is
+            # lower by 0.082 eV/atom" (the asked one lies that far above it)
+            return None
         return reason
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
@@ -661,6 +670,8 @@ class StabilityReader(_DFTReader):
                            and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
             return "other_property"  # "a −TS term of −0.03 eV/atom": a correction, never a distance to the hull
         norm, head = scan.norm, run.head
+        if _BELOW_HULL_AFTER.match(norm, n.end):
+            return "other_property"  # a decomposition energy written as a distance below the hull
         if _THRESHOLD_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
             return "question_echo"  # "threshold = 0.05 eV/atom": the question's criterion restated
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
@@ -699,10 +710,12 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
                        r"fermi|E_?F\b|exchange|splitting|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
-                       r"relative to|overlap|density", re.I)
+                       r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype", re.I)
-_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|exciton\w*)\b", re.I)
+_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|exciton\w*)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
+                             r"optical\s+transition|exciton)", re.I)
+_BULLET_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
 _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|of)\s+(?:the\s+)?(?:minority|majority|spin[- ]up|"
@@ -714,7 +727,7 @@ _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- 
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
-                       r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b)|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
+                       r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b|\(\s*direct\s*\))|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
 _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larger)\b", re.I)
@@ -779,7 +792,11 @@ class MetallicityReader(_DFTReader):
         if _OTHER_EV_AFTER.match(norm, n.end):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
-        for m in _OTHER_EV.finditer(norm, max(min(c_start, label_start), head.start - 80), head.start):
+        line = norm.rfind("\n", 0, head.start) + 1
+        lo = min(c_start, label_start)
+        if _BULLET_LINE.match(norm, line) and head.start - line <= 100:
+            lo = line  # "- the 3d–4s splitting at Γ away from the gap edge, about 2.6 eV": the bullet names the quantity
+        for m in _OTHER_EV.finditer(norm, max(lo, head.start - 100), head.start):
             other = m
         if other is not None and not label:
             return "other_property"  # formation energy, band edges (a gap label attached to the number wins)
@@ -837,6 +854,10 @@ _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carrie
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
+# "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
+_PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
+                            r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b", re.I)
+_IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
@@ -854,9 +875,11 @@ _PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead
 
 
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
-    if symbol not in ELEMENTS or symbol in _NOT_ELEMENTS:
+    if symbol not in ELEMENTS:
         return False
     start, end = m.start(), m.end()
+    if symbol in _NOT_ELEMENTS:  # "I", "In", "As": words, unless they are the subscript of a moment ("m_I = −0.1 µB")
+        return bool(start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start))
     if start > 0 and norm[start - 1] in "+/":
         return False  # GGA+U, PBE+U
     if start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start) \
@@ -916,8 +939,10 @@ class MagnetismReader(_DFTReader):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
         if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
-        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start):
+        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
+        if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start):
+            return "other_property"  # "dilute Fe impurities polarise a cloud carrying ~10 µB": not the asked crystal's
         s_start, s_end = run.s_start, run.s_end
         phase = None
         for m in _OTHER_PHASE.finditer(norm, max(s_start, n.start - 200), n.start):
@@ -970,14 +995,16 @@ class MagnetismReader(_DFTReader):
                                                    or _SITE_GAP.fullmatch(norm, m.end(), n.start)):
                 found.append((m.start(), "element:" + symbol))
         c_start = cx.clause_start(norm, run.s_start, n.start, 60)
-        named = False
+        bases: list[tuple[int, str]] = []
         for pattern, basis in ((_ATOM_BEFORE, "atom"), (_FU_BEFORE, "fu"), (_CELL_BEFORE, "cell")):
             for m in pattern.finditer(norm, max(c_start, lo), n.start):
-                found.append((m.start(), basis))
-                named = True
-        if not named:  # "net"/"total" is the calculation's total unless a basis is named ("per formula unit the net moment")
-            for m in _NET.finditer(norm, max(c_start, lo), n.start):
-                found.append((m.start(), "cell"))
+                bases.append((m.start(), basis))
+        found.extend(bases)
+        for m in _NET.finditer(norm, max(c_start, lo), n.start):
+            # "net"/"total" is the calculation's total, in the basis named before it ("per formula unit the net moment";
+            # "the cell (2 Cr) carries M = 6.0 µB", where the Cr between is not the site)
+            named = [b for b in bases if b[0] < m.start()]
+            found.append((m.start(), max(named)[1] if named else "cell"))
         if found:
             return max(found)[1]
         if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end):
