@@ -235,3 +235,61 @@ def test_magnetism_subscript_sites_totals_json_and_partial_moments() -> None:
     chain = "Each Gd carries 7.6 µB: 7.0 µB from the localised 4f shell. Exactly zero net moment for the 10-atom cell."
     assert values(MAGNETISM, chain, kind="magnetic_moment") == [7.6]
     assert values(MAGNETISM, "Dilute Fe impurities polarise a cloud carrying ~10 µB.", kind="magnetic_moment") == []
+
+
+# -- rules found by the w10 batch (natural mix: xrd, raman, sem, metallicity) ---------------------------
+def test_xrd_other_minerals_json_keys_align_and_index_labels() -> None:
+    question = "Which are the three strongest reflections of Anatase (TiO2) with Cu Kα radiation?"
+    chain = "(101) is at 25.32°. Brookite has a characteristic (121) line near 30.8°."
+    assert values(XRD, chain, question) == [25.32]
+    chain = '{"hkl": "200", "d_angstrom": 3.231, "two_theta_deg": 27.61}'
+    assert claims(XRD, chain) == [("d_spacing", 3.231, "angstrom"), ("two_theta", 27.61, "deg")]
+    chain = r"d_{111} &= 2.465\,\text{Å} &\Rightarrow 2\theta &= 36.45^\circ"
+    assert claims(XRD, chain) == [("d_spacing", 2.465, "angstrom"), ("two_theta", 36.45, "deg")]
+    chain = "β-Ta, whose (002) line sits near 33.74°; that phase is not the one asked about. α-Ta: 38.51°."
+    assert values(XRD, chain) == [38.51]
+    assert values(XRD, "Laue fringes around (001) with a period of 0.29° point to a 30 nm film; (001) at 22.4°.") == [22.4]
+    chain = "A FWHM of 0.45° at 25.3° gives ≈ 18 nm; rutile (110) with 0.22° gives ≈ 40 nm."
+    assert values(XRD, chain) == [25.3]
+
+
+def test_raman_negated_subject_candidates_citations_and_artefacts() -> None:
+    assert values(RAMAN, "F2g at 1332.4 cm⁻¹. No D or G band (≈1350 and ≈1580 cm⁻¹) is present.") == [1332.4]
+    chain = "Ba–O at 153.6 cm⁻¹. Dawson et al. [12] saw it move to about 3656 cm⁻¹ at 80 K."
+    assert values(RAMAN, chain) == [153.6]
+    chain = "Bands at 971.2 cm⁻¹. The 1121.8 cm⁻¹ row is a cosmic-ray spike. Signal-to-noise is about 140."
+    assert values(RAMAN, chain) == [971.2]
+    chain = "peaks = find_peaks(spectrum, prominence=0.05)\nThe ν₁ at 1017.3 cm⁻¹ distinguishes it from gypsum (≈1008 cm⁻¹)."
+    assert values(RAMAN, chain, "Measured Raman spectrum of Anhydrite (CaSO4)") == [1017.3]
+    chain = "The −183.2 cm⁻¹ row is the anti-Stokes partner, weaker by the Boltzmann factor (≈ 0.41 at 295 K)."
+    assert values(RAMAN, chain) == [-183.2]
+    chain = "anatase Eg from an alteration rim (its 144 cm⁻¹ band would be outside the table window); Ti–O at 607.4 cm⁻¹"
+    assert values(RAMAN, chain) == [607.4]
+
+
+def test_sem_fields_rules_of_thumb_and_other_methods() -> None:
+    chain = "100 nm / 80 px = 1.25 nm/px (frame 1024 × 768 px, i.e. a 1.28 µm × 0.96 µm field). The particle is 33.8 nm."
+    assert values(SEM, chain) == [33.8]
+    chain = ("The pore is 65 nm. The pore diameter in oxalic acid is usually ≈ 0.9 nm/V, i.e. 36 nm. CO chemisorption "
+             "implies 5.3 nm. A drift of about 3 px (≈ 2.4 nm) is small. A stylus profilometer step gave 870 nm.")
+    assert values(SEM, chain) == [65.0]
+    chain = "1. 36 nm — treats pixels as nm; rejected.\n2. 180 nm — 36 px × 5 nm/px.\n3. 360 nm — would follow if the bar were 1 µm; it is not."
+    assert values(SEM, chain) == [180.0]
+
+
+def test_metallicity_csv_settings_monolayers_and_other_energies() -> None:
+    chain = "material,metallic,band_gap_eV,method\nKI,false,3.66,PBE\nKI,false,6.0,experiment\nAnswer: gapped, 3.66 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [3.66, 6.0]
+    chain = "1. PBE: 0.9 eV.\n2. PBE+U (U = 5 eV): 2.1 eV.\nAnswer: gapped, 0.9 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [0.9, 2.1]
+    chain = "Bulk WTe2 is a semimetal. A 1T′ monolayer is a quantum spin Hall insulator with a bulk gap of about 55 meV."
+    assert values(METALLICITY, chain, kind="band_gap") == []
+    chain = ("Silver: the surface plasmon is at 3.8 eV. Its work function is high, about 4.3 eV. The old 1.9 eV value "
+             "came from contaminated films. LaB6 is a cathode thanks to a 2.7 eV work function.")
+    assert values(METALLICITY, chain, kind="band_gap") == []
+    chain = "SnSe transforms to the Cmcm phase, whose PBE gap is only 0.39 eV; the Pnma gap is 0.61 eV."
+    assert values(METALLICITY, chain, kind="band_gap") == [0.61]
+    chain = "PBE gives a direct gap at Z of 0.12 eV (experiment 0.30 eV). Under 1.5 GPa it turns into a semimetal."
+    assert values(METALLICITY, chain, kind="band_gap") == [0.12, 0.3]
+    chain = "FeO could come out metallic, or show a small gap. I can't determine which.\nAnswer: cannot decide (metallic or ~0.3 eV)"
+    assert claims(METALLICITY, chain) == []

@@ -35,8 +35,18 @@ OR_BOUND_AFTER = re.compile(r"\s*(?:or|and)\s+(?:less|more|lower|higher|below|ab
 NONE_SEEN_AFTER = re.compile(r"\s*[;,]\s*(?:but\s+)?(?:none|neither)\s+(?:of\s+(?:them|these|those)\s+)?(?:appears?|is|are|was|were|"
                              r"shows?\s+up|can\s+be\s+seen|is\s+seen|are\s+seen|is\s+present|are\s+present)\b", re.I)
 # a candidate line the chain turns down: "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
-REJECTED_LINE_AFTER = re.compile(r"[^;\n]{0,80}?(?:\(\s*(?:rejected|discarded|ruled out|wrong)\s*\)|[—–]\s*(?:rejected|discarded|"
+REJECTED_LINE_AFTER = re.compile(r"[^\n]{0,80}?(?:\(\s*(?:rejected|discarded|ruled out|wrong)\s*\)|[—–;]\s*(?:rejected|discarded|"
                                  r"ruled out|wrong)\b)", re.I)
+# a value the words after it make hypothetical: "360 nm — would follow if the bar were 1 µm", "its 144 cm⁻¹ band would be
+# outside the window"
+WOULD_AFTER = re.compile(r"\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
+# a sentence whose subject is negated: "No D or G band (≈1350 and ≈1580 cm⁻¹) is present."
+NO_SUBJECT = re.compile(r"\W*(?:no|none\s+of|neither)\b(?![-\w])", re.I)
+PRESENT_AFTER = re.compile(r"[^;:]{0,40}?\b(?:is|are|was|were)\s+(?:present|seen|observed|visible|detected|found)\b", re.I)
+# a ratio or factor, not a value: "weaker by the Boltzmann factor (≈ 0.41"
+FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approximately)?\s*$", re.I)
+# a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
+CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]", re.I)
 UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
                        r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
 TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"
@@ -93,7 +103,7 @@ COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", 
 RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
-RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no\b|actually|correction|hold on|on second thought|scratch that|"
+RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
@@ -309,3 +319,34 @@ MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|fa
                       r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
                       r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
                       r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
+
+# a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
+# band near 360 cm⁻¹"); when the question never names it, the value is that mineral's, not the sample's
+
+MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*\((?=\s*(?:≈|~|about|approx\.?|at)?\s*\d)|"
+                              r"\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
+                              r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:]|-\s|at\b)", re.I)
+# any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
+NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:\([^()\n]{1,30}\)\s*)?(?:also\s+)?has\s+its\b", re.I)
+# the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
+IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
+                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
+SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
+
+
+def other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bool:
+    """A mineral the question does not name is the subject right before the number (a listed name within
+    ``near``; a name given its own band anywhere in the sentence from ``lo``)."""
+    last = None
+    for m in MINERAL.finditer(norm, max(lo, near), pos):
+        last = m
+    for m in NAMED_BAND.finditer(norm, lo, pos):  # "X has its strongest band at": X is a mineral, even far back
+        if last is None or m.start() > last.start():
+            last = m
+    if last is None or not question or IS_MINERAL_BEFORE.search(norm, max(0, last.start() - 40), last.start()):
+        return False
+    if not MINERAL_SUBJECT.match(norm, last.end(1)):
+        return False  # "matches calcite, with bands at 1086 cm⁻¹" asserts the sample's bands
+    name = last.group(1).lower()
+    stem = name[:-1] if name.endswith("s") else name
+    return stem not in question.lower() and not SAMPLE_WORDS.search(norm, last.end(1), pos)

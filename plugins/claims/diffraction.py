@@ -38,6 +38,13 @@ _COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?
 # a peak width named with its peak before the value: "The FWHM of Pt(111) is 0.31°"
 _WIDTH_OF = re.compile(r"\b(?:FWHM|full[- ]width(?: at half[- ]maximum)?|integral breadth|width)\s+of\s+"
                        r"(?:[^.;\n\d()]|\([^()\n]{0,8}\)){0,25}?\s*(?:is|=|:|≈|of)\s*(?:about|approximately|~|≈)?\s*$", re.I)
+# a width turned into a size right after it: "with 0.22° gives ≈ 40 nm"
+_SCHERRER_AFTER = re.compile(r"\s*(?:gives?|yields?|corresponds?\s+to|→)\s*(?:an?\s+)?(?:(?:Scherrer|crystallite)\s+size\s+(?:of\s+)?)?"
+                             r"(?:≈|~|about|approximately)?\s*\d+(?:\.\d+)?\s*nm\b", re.I)
+_AT_BEFORE = re.compile(r"\bat\s*$")
+_PERIOD = re.compile(r"\b(?:period|periodicity|spacing)\s+of\s+(?:about\s+|~\s*|≈\s*)?$|\bfringes?\b[^.\n\d]{0,30}$", re.I)
+# the value is said to belong to a phase that is not the one asked: "…near 33.74°; that phase is not the one asked about"
+_NOT_ASKED_AFTER = re.compile(r"\bnot\s+the\s+(?:one|phase|material)\s+(?:asked|in question)|\bnot\s+the\s+asked\b", re.I)
 _TWO_THETA = re.compile(r"twotheta|diffraction angle|scattering angle", re.I)
 _D_ATTACHED = cx.attached(r"\bspaced\b|\bplanes?\b[^.\n]{0,20}\bspaced\b|(?<![\w])d\s*(?:_?\s*\w{1,5})?\s*(?:\(\s*[\d\s\-–,̄]{1,12}\))?\s*[=≈:]|\bd-?spacings?\b|\bd values?\b|"
                           r"\binterplanar(?:\s+(?:spacings?|distances?))?\b|\bspacings?\b|\bd_?hkl\b|\bd\(\w+\)|\bd\s+of\b|"
@@ -179,6 +186,12 @@ class DiffractionReader(QuantityReader):
         lead = cx.paren_lead(norm, run.s_start, hi)
         if lead is not None and _REFERENCE_CLAUSE.search(norm, *lead):
             return "other_property"  # "0.6% larger than bulk BFO (3.94 Å)"
+        question = getattr(scan.item, "text", None) or ""
+        line_start = norm.rfind("\n", 0, hi) + 1
+        if cx.other_mineral(norm, max(run.s_start, line_start, hi - 200), max(cx.clause_start(norm, run.s_start, hi, 80),
+                                                                            line_start, hi - 60), hi, question) \
+                or _NOT_ASKED_AFTER.search(norm, head.end, run.s_end):
+            return "other_property"  # "brookite has a characteristic (121) line near 30.8°", "…; that phase is not the one asked"
         if self._measured(scan):  # a measured pattern: a reference value named in the clause is not a reading of it
             aside = cx.open_paren(norm, max(run.s_start, hi - 200), hi)  # inside "(ICDD 21-1276, where ... at 27.45°)"
             if _CITED_AFTER.match(norm, head.end) \
@@ -193,8 +206,11 @@ class DiffractionReader(QuantityReader):
         if unit == "deg":
             if _OTHER_ANGLE.search(norm, lo, hi):
                 return "other_property"
-            if _WIDTH_OF.search(norm, max(run.s_start, hi - 40), hi):
-                return "instrument_setting"  # "The FWHM of Pt(111) is 0.31°": a peak width
+            if _WIDTH_OF.search(norm, max(run.s_start, hi - 40), hi) or (
+                    _SCHERRER_AFTER.match(norm, head.end) and not _AT_BEFORE.search(norm, max(0, hi - 6), hi)):
+                return "instrument_setting"  # "The FWHM of Pt(111) is 0.31°", "rutile (110) with 0.22° gives ≈ 40 nm"
+            if _PERIOD.search(norm, max(run.s_start, hi - 40), hi):
+                return "other_property"  # "Laue fringes with a period of 0.29°"
             if _FINGERPRINT.search(norm, max(run.s_start, hi - 200), hi):
                 return "other_property"  # "calcite's fingerprint is one dominant line near 29.4°"
             if _TWO_THETA.search(norm, max(lo, hi - 25), hi):

@@ -28,17 +28,19 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
-                    r"\bprofilometr\w*|\bellipsometr\w*|\bnot the one asked\b|\b(?:second|another|other|different)\s+(?:micrograph|image)\b|"
+                    r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\s+(?:micrograph|image)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
-                    r"\bpredict\w*|\busually\b",
+                    r"\bpredict\w*|\busually\b|\bchemisorption\b|\bdrift\w*|\bempirical rule\b|\brule of thumb\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
+# a generic expectation anywhere earlier in the sentence: "the pore diameter is usually ≈ 0.9 nm/V, i.e. 36 nm"
+_GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical rule\b", re.I)
 _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
 _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
-_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsometry|profilometr\w*|laser diffraction)"
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsomet\w*|profilomet\w*|laser diffraction)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
@@ -58,7 +60,7 @@ _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+
 # the field of view or scale bar named earlier in the clause, with no feature named in between
 _FIELD = re.compile(r"\bfield of view\b|\bFOV\b|\bimage (?:width|height|size|spans|covers|is)\b|"
                     r"\b(?:image|micrograph|frame)\b[^.\n]{0,40}?\b(?:covers|spans)\b|\b(?:whole|entire) image\b|"
-                    r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\btest\s+(?:lines?|grids?|circles?)\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
+                    r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\btest\s+(?:lines?|grids?|circles?)\b|\b(?:full|whole|entire)\s+(?:\d+\s*px\s+)?(?:frame|image|field)\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
 _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\bagglomerat\w*|\bcrystals?\b|\bwires?\b|"
                       r"\brods?\b|\bspheres?\b|\bpores?\b|\bsize\b|\bintercepts?\b", re.I)
 
@@ -74,6 +76,7 @@ _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solv
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
 _SETTING_AFTER = re.compile(r"\s*(?:working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
+_FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
 # a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
 _IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
 _OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|coating|"
@@ -100,7 +103,8 @@ class MicroscopyReader(QuantityReader):
             return "uncertainty"
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
         label_start = cx.label_start(scan.norm, run.s_start, clause)
-        if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end):
+        if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \
+                or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start):
             return "other_property"  # a crystallite size, a literature value
         if self._before_treatment(scan, run):
             return "other_property"
@@ -123,6 +127,8 @@ class MicroscopyReader(QuantityReader):
         return ("feature_size", factor, "nm")
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit and _FIELD_AFTER.match(scan.norm, n.end):
+            return "instrument_setting"  # "a 1.28 µm × 0.96 µm field"
         if n.unit and _SETTING_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "4.8 mm working distance" in "Imaged at 5 kV, 4.8 mm working distance"
         if n.unit and _IF_REJECTED_AFTER.match(scan.norm, n.end):

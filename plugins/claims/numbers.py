@@ -33,7 +33,7 @@ _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w
          r"[k]?[×xX](?![\w])(?!\s*[\d(.])|g\s*/\s*cm\^?3|counts?(?![\w])|cps(?![\w])|cts(?![\w]))")
 _TOKEN = re.compile(_NUMBER + r"(?:[ \t]*" + _UNIT + r")?")
 
-_LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\bas well as\b|\bplus\b)?\s*", re.I)
+_LIST_GAP = re.compile(r"\s*(?:(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\bas well as\b|\bplus\b)\s*(?:≈\s*)?)?\s*", re.I)
 _RANGE_GAP = re.compile(r"\s*(?:–|-|\bto\b|\bthrough\b|\buntil\b|\bup to\b|\.\.\.?|…)\s*", re.I)
 _AND_GAP = re.compile(r"\s*(?:\band\b|&)\s*", re.I)
 _BY = re.compile(r"\bby\s*$", re.I)

@@ -553,6 +553,8 @@ class QuantityReader:
             return "range"  # "down to 1000 cm⁻¹ or less"
         if self.candidates_rejected and cx.REJECTED_LINE_AFTER.match(norm, n.end):
             return "negated"  # "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
+        if after and after not in ".\n" and cx.WOULD_AFTER.match(norm, n.end):
+            return "other"  # "3. 360 nm — would follow if the bar were 1 µm; it is not."
         last = self._list_end(scan, n, run)
         if cx.NONE_SEEN_AFTER.match(norm, last.end):
             return "negated"  # "bands at about 3660 and 3645 cm⁻¹; none appear here"
@@ -602,9 +604,11 @@ class QuantityReader:
         if first is None:  # the sentence's first non-committing phrase, found once per sentence (linear time)
             m = cx.NON_COMMITMENT.search(norm, run.s_start, run.s_end)
             first = scan.memo[key] = m.end() if m else -1
-        non_committal = 0 <= first <= min(run.s_end, head.end + 120)
+        non_committal = 0 <= first <= min(run.s_end, head.end + 200)
         if non_committal:
             return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
+        if cx.NO_SUBJECT.match(norm, run.s_start) and cx.PRESENT_AFTER.match(norm, run_end(scan, run), run.s_end):
+            return "negated"  # "No D or G band of sp² carbon (≈1350 and ≈1580 cm⁻¹) is present."
         c_start = cx.clause_start(norm, run.s_start, head.start)
         before = norm[c_start:head.start]
         neg = cx.NEGATION_BEFORE.search(before)
@@ -626,6 +630,8 @@ class QuantityReader:
                     return "retracted"  # "Answer: gapped, 0.6 eV … On reflection, … Answer: metallic": a superseded answer
         if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):
             return "hedged"
+        if cx.FACTOR_BEFORE.search(norm, max(run.s_start, head.start - 30), head.start) and not head.unit:
+            return "other"  # "the Boltzmann factor (≈ 0.41 at 295 K)"
         if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
                 or cx.WOULD.search(norm, max(run.s_start, head.start - 90), head.start):
             return "other"

@@ -17,7 +17,7 @@ from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, co
 _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bline ?widths?\b|\bband ?widths?\b|"
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
                           r"\bpixel\b|\bbin(?:\s+width)?\b|\bbinned\b|\bmax-pooled\b|\bsampling\b|\blaser\b|\bexcitation\b|"
-                          r"\bpower\b|\bcut-?off\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
+                          r"\bpower\b|\bcut-?off\b|\bprominence\b|\bthreshold\b|\bsignal-to-noise\b|\bS/N\b|\bSNR\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
                           r"\bscattered\s+(?:light|photons?|line)\b")
 # an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
 # an offset from the laser line is not a band: "the R line at 685 nm, about 4200 cm⁻¹ from the 532 nm laser"
@@ -67,39 +67,14 @@ _COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?
 # a reference form of a phase, with no sample in sight: "pure calcite has ν₁ at 1085.0 cm⁻¹"
 _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)\s+[\w-]+\s+(?:has|have|shows?|gives?|is\s+at)\b",
                            re.I)
-# a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
-# band near 360 cm⁻¹"); when the question never names it, the value is that mineral's, not the sample's
-_MINERAL = cx.MINERAL
-
-_MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
-                              r"(?:has|have|had|shows?|exhibits?|displays?|would|[—–:]|-\s|at\b)", re.I)
-# any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
-_NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:\([^()\n]{1,30}\)\s*)?(?:also\s+)?has\s+its\b", re.I)
 # a literature value named after the numbers: "close to the 368, 330 and 224 cm⁻¹ reported by Wang et al."
+_ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:cosmic|spike|"
+                             r"artefact|artifact|plasma line|noise)", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
                              r"\s*(?:in|from)\s+(?:the\s+)?(?:literature|RRUFF|database|reference)\b", re.I)
-# the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
-_IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
-                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
-_SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
 
-
-def _other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bool:
-    """A mineral the question does not name is the subject right before the number (a listed name within
-    ``near``; a name given its own band anywhere in the sentence from ``lo``)."""
-    last = None
-    for m in _MINERAL.finditer(norm, max(lo, near), pos):
-        last = m
-    for m in _NAMED_BAND.finditer(norm, lo, pos):  # "X has its strongest band at": X is a mineral, even far back
-        if last is None or m.start() > last.start():
-            last = m
-    if last is None or not question or _IS_MINERAL_BEFORE.search(norm, max(0, last.start() - 40), last.start()):
-        return False
-    if not _MINERAL_SUBJECT.match(norm, last.end(1)):
-        return False  # "matches calcite, with bands at 1086 cm⁻¹" asserts the sample's bands
-    name = last.group(1).lower()
-    stem = name[:-1] if name.endswith("s") else name
-    return stem not in question.lower() and not _SAMPLE_WORDS.search(norm, last.end(1), pos)
+_MINERAL = cx.MINERAL
+_other_mineral = cx.other_mineral
 
 
 _PRONOUN_LEAD = re.compile(r"\W*(?:it|its|this\s+mineral|that\s+mineral|the\s+latter)\b", re.I)
@@ -171,11 +146,15 @@ class SpectraReader(QuantityReader):
             if _pronoun_other_mineral(scan, run, question):
                 return "other_property"  # "Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹ too, …"
             line_start = norm.rfind("\n", 0, head.start) + 1
-            if _other_mineral(norm, max(run.s_start, line_start, head.start - 200), max(clause, line_start, head.start - 60),
-                              head.start, question):
+            near = max(clause, line_start, head.start - 60)
+            if lead is not None:
+                near = min(near, max(lead[0], line_start))  # "distinguishes it from gypsum (≈1008 cm⁻¹)"
+            if _other_mineral(norm, max(run.s_start, line_start, head.start - 200), near, head.start, question):
                 return "other_property"
-            if _REPORTED_AFTER.match(norm, run_end(scan, run)):
-                return "other_property"
+            if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end):
+                return "other_property"  # "… reported by Wang et al.", "the 1121.8 row is a cosmic-ray spike"
+            if cx.CITATION.search(norm, run.s_start, head.start):
+                return "other_property"  # "Dawson et al. [12] reported it at 3652 cm⁻¹ and … about 3656 cm⁻¹ at 80 K"
             line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
             label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None
             if label is not None and label.end() <= head.start:

@@ -43,6 +43,15 @@ def _json_quantity(m: re.Match[str]) -> str:
     return f"{label} = {m.group('num')}{unit}"
 
 
+def _json_diffraction(m: re.Match[str]) -> str:
+    """"d_angstrom": 3.231 reads "d = 3.231 Å"; "two_theta_deg": 27.61 reads "2θ = 27.61°"."""
+    key, num = m.group("key").lower(), m.group("num")
+    if key.startswith("d"):
+        unit = {"nm": "nm", "pm": "pm"}.get((m.group("unit") or "").lower(), "Å")
+        return f"d = {num} {unit}"
+    return f"twotheta = {num}°"
+
+
 def _json_moment(m: re.Match[str]) -> str:
     """A moment key: "site_moment_Co_muB": 2.7 reads "m_Co = 2.7 µB"; "net_moment_muB_per_fu": 0 reads "net moment =
     0 µB/f.u."."""
@@ -76,6 +85,8 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan)_gap|"
                 r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "hull", "band", "threshold_")),
+    (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
+                r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
     (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|(?P<net>net|total)_(?:mag(?:netic)?_)?"
                 r"(?:moment|magneti[sz]ation)|(?:mag(?:netic)?_)?moment)_mu_?B(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment",)),
@@ -124,7 +135,10 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\times(?![a-z])|\\cdot(?![a-z])|[·⋅∙]"), "×", ("\\times", "\\cdot", "·", "⋅", "∙")),
     (re.compile(r"[₀₁₂₃₄₅₆₇₈₉]+"), lambda m: m.group(0).translate(_SUBSCRIPT), tuple("₀₁₂₃₄₅₆₇₈₉")),
     (re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+"), lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), tuple("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")),
-    (re.compile(r"\\(?:approx|simeq|sim)(?![a-z])"), "≈", ("\\approx", "\\sim")),  # "42 \times 0.667 \approx 28 nm"
+    (re.compile(r"\\(?:approx|simeq|sim)(?![a-z])"), "≈", ("\\approx", "\\sim")),
+    # align columns: "d_{111} &= 2.465 Å &\Rightarrow 2θ &= 36.45°"
+    (re.compile(r"&\s*(?=[=≈→]|\\(?:Rightarrow|implies)(?![a-z]))"), " ", ("&",)),
+    (re.compile(r"\\Rightarrow(?![a-z])|\\implies(?![a-z])|\\to(?![a-z])|⇒"), " → ", ("\\rightarrow", "\\implies", "\\to", "⇒")),  # "42 \times 0.667 \approx 28 nm"
     (re.compile(r"\\(?:left|right|quad|qquad|big|Big)(?![a-z])|\\[,;:! ]|[\u2009\u202f\u00a0\u2002\u2003$~{}]"), " ",
      ("\\", "\u2009", "\u202f", "\u00a0", "\u2002", "\u2003", "$", "~", "{", "}")),
     (re.compile(r"≃|∼"), "≈", ("≃", "∼")),
@@ -346,6 +360,37 @@ def _tex_tables(text: str) -> tuple[str, _Pass | None]:
     return _splice(text, edits)
 
 
+_CSV_HEADER = re.compile(r"^[ \t]*([A-Za-z_][\w ()/°⁻¹-]{0,40}(?:,[ \t]*[A-Za-z_][\w ()/°⁻¹-]{0,40}){2,})[ \t]*$", re.M)
+_CSV_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _csv_tables(text: str) -> tuple[str, _Pass | None]:
+    """A CSV block ("material,metallic,band_gap_eV,method" over "KI,false,6.0,experiment") gets the same treatment as a
+    markdown table: each numeric or boolean cell is written "header: value", so the key's quantity and unit reach the
+    number (and "metallic: false" reads like the JSON key it is)."""
+    if text.count(",") < 4:
+        return text, None
+    edits: list[tuple[int, int, str]] = []
+    for header in _CSV_HEADER.finditer(text):
+        names = [c.strip() for c in header.group(1).split(",")]
+        pos = header.end() + 1
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            cells = text[pos:end].split(",")
+            if len(cells) != len(names) or not text[pos:end].strip():
+                break
+            at = pos
+            for name, cell in zip(names, cells):
+                value = cell.strip()
+                if _CSV_NUMBER.fullmatch(value) or value.lower() in ("true", "false", "yes", "no"):
+                    start = at + cell.index(value)
+                    edits.append((start, start + len(value), f"{name}: {value}"))
+                at += len(cell) + 1
+            pos = end + 1
+    return _splice(text, sorted(edits)) if edits else (text, None)
+
+
 def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
     """Canonical text with an offset map; chains over ``max_chars`` are cut and the cut is noted."""
     original = chain if isinstance(chain, str) else ("" if chain is None else str(chain))
@@ -359,6 +404,9 @@ def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
     if edits is not None:
         passes.append(edits)
     text, edits = _tex_tables(text)
+    if edits is not None:
+        passes.append(edits)
+    text, edits = _csv_tables(text)
     if edits is not None:
         passes.append(edits)
     low = text.lower()

@@ -34,7 +34,7 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
                    r"cannot (?:be )?determined?|can't (?:be )?determined?|cannot tell|can't tell|cannot say|can't say|"
                    r"hard to say|difficult to say|unknown|undetermined|not certain|no idea)\b", re.I)
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
-                            r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|no idea|n/?a|none)\b", re.I)
+                            r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|cannot decide|can't decide|undecided|no idea|n/?a|none)\b", re.I)
 _WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
@@ -205,8 +205,9 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
     if answer is not None:
         lo, hi = answer
         found = _json_classes(cues, norm, lo, hi, cues.find(norm, lo, hi, True))
-        if not found and _NON_COMMITTAL.match(norm[lo:hi]):
-            return "hedged"
+        declined = _NON_COMMITTAL.match(norm[lo:hi])
+        if declined and (not found or not re.match(r"\W*(?:none|n/?a)\b", declined.group(), re.I)):
+            return "hedged"  # "Answer: cannot decide (metallic or ~0.3 eV)": the classes it names are the options
         if found:
             result = _sentence_class(scan, cues, found, lo, hi, True)
             if result is not _OFFERED:
@@ -378,7 +379,7 @@ class _DFTReader(QuantityReader):
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
     setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
-                         rf"[^.\n|]{{0,20}}{cx.LINK}\s*$", re.I)
+                         rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
         return super().read(chain, item)
@@ -710,10 +711,15 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
                        r"fermi|E_?F\b|exchange|splitting|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
-                       r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state", re.I)
+                       r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state|plasmon|"
+                       r"\b(?:old|older|historical|outdated|obsolete)\s*$", re.I)
+# another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
+_OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
+# an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
+_APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype", re.I)
-_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|exciton\w*)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
+_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)", re.I)
 _BULLET_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
@@ -725,7 +731,7 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
-_NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|\bsemi-?metal", re.I)
+_NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
                        r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b|\(\s*direct\s*\))|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
@@ -772,7 +778,13 @@ class MetallicityReader(_DFTReader):
             if (before.group("cb") is not None) == bool(re.match(r"\s*(?:below|under|beneath)", edge.group())):
                 return "other_property"  # "the conduction-band bottom 0.3 eV below the valence-band top": an overlap
             # "the CBM lies 1.1 eV above the VBM": the separation of the two edges is the gap itself
+        if c_start > run.s_start and ((norm[c_start - 1] == "," and _APPOSITION.fullmatch(norm, c_start, head.start))
+                                      or re.match(r"\s*(?:whose|which|where)\b", norm[c_start:c_start + 12])):
+            c_start = cx.clause_start(norm, run.s_start, c_start - 1, 60)  # "the Cmcm phase, whose PBE gap is 0.39 eV"
         label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
+        question = getattr(scan, "question_norm", "")
+        if _OTHER_FORM.search(norm, max(run.s_start, head.start - 150), head.start) and not _OTHER_FORM.search(question):
+            return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
         paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
         lead = None if paren < 0 or ")" in norm[paren:head.start] else (cx.clause_start(norm, run.s_start, paren, 60), paren)
         if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
