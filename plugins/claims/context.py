@@ -315,22 +315,21 @@ def label_start(text: str, sent_start: int, clause: int, width: int = 60) -> int
 
 # a mineral or polymorph name ("anatase", "kyanite", "brookite"): the subject of a value that may not be the asked sample's
 MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|favou?rite|definite|infinite|opposite|polite|"
-                      r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
-                      r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
-                      r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
-                      r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
+                     r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
+                     r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
+                     r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
+                     r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
 
 # a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
-# band near 360 cm⁻¹"); when the question never names it, the value is that mineral's, not the sample's
-
+# band near 360 cm⁻¹", "from gypsum (≈1008 cm⁻¹)"); when the question never names it, the value is that mineral's
 MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*\((?=\s*(?:≈|~|about|approx\.?|at)?\s*\d)|"
-                              r"\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
-                              r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:]|-\s|at\b)", re.I)
+                             r"\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
+                             r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:]|-\s|at\b)", re.I)
 # any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
 NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:\([^()\n]{1,30}\)\s*)?(?:also\s+)?has\s+its\b", re.I)
 # the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
 IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
-                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
+                               r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
 SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
 
 
