@@ -293,3 +293,74 @@ def test_metallicity_csv_settings_monolayers_and_other_energies() -> None:
     assert values(METALLICITY, chain, kind="band_gap") == [0.12, 0.3]
     chain = "FeO could come out metallic, or show a small gap. I can't determine which.\nAnswer: cannot decide (metallic or ~0.3 eV)"
     assert claims(METALLICITY, chain) == []
+
+
+# -- rules found by the w11 batch (natural mix: sem, metallicity, raman, magnetism) ---------------------
+def test_sections_headed_as_not_the_samples_are_other_property() -> None:
+    chain = ("## Width\n14 px × 6.25 nm/px = 87.5 nm.\n\n## Not from this image\n- The sputtered seed layer is about "
+             "20 nm thick.\n- The channels are about 0.55 nm wide.\n\nAnswer: 87.5 nm")
+    assert values(SEM, chain) == [87.5]
+    chain = ("### Gap\nPBE: 1.81 eV.\n\n### The other polymorph\nAnatase has a larger PBE gap, about 2.1 eV.\n\n"
+             "Answer: gapped, 1.81 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [1.81]
+
+
+def test_a_value_withdrawn_by_name_goes_everywhere() -> None:
+    chain = ("First pass: 36 px at 1.6 nm/px = 57.6 nm.\nRe-checking: 200 nm / 160 px is 1.25 nm/px, so the 57.6 nm "
+             "figure is wrong. Corrected: 36 × 1.25 = 45 nm.\nAnswer: 45 nm")
+    assert values(SEM, chain) == [45.0]
+    chain = ("I'd put the bending mode at 381 cm⁻¹. There is no row near 381; the doublet is 318.4 and 349.7 cm⁻¹, "
+             "so scrap the 381 cm⁻¹ value.")
+    assert values(RAMAN, chain) == [318.4, 349.7]
+    chain = "Kyanite would give 486 cm⁻¹ and sillimanite a 706 cm⁻¹ companion. The 486 and 706 bands are absent. Main: 361.2 cm⁻¹."
+    assert values(RAMAN, chain) == [361.2]
+
+
+def test_sem_keys_shells_comparisons_and_second_images() -> None:
+    chain = "scale_bar_nm: 500\npixel_size_nm: 3.125\nfeature_px: 59\nfeature_diameter_nm: 184.4\nmean_diameter_nm: 179"
+    assert values(SEM, chain) == [184.4, 179.0]
+    chain = ("The particle is 12 nm; the oleate shell (about 2 nm) gives no contrast. For comparison, the build used a "
+             "30 µm layer. Their height, 1.2 µm, comes from a separate cross-section. They are longer than 5 µm.")
+    assert values(SEM, chain) == [12.0]
+    chain = "The sphere is 1.9 µm. A second, higher-magnification image of the same sphere (500 nm bar) gives 1.87 µm."
+    assert values(SEM, chain) == [1900.0]
+    chain = "(i) 0.24 µm = 240 nm; (ii) 125/30 × 1 µm ≈ 4.2 µm, which inverts the scale and is wrong. So (i)."
+    assert values(SEM, chain) == [240.0]
+
+
+def test_raman_other_forms_expectations_widths_and_intensity_letters() -> None:
+    chain = "Their separation, 25.3 cm⁻¹, is bulk-like (a monolayer gives about 19 cm⁻¹); E2g at 383.2 cm⁻¹."
+    assert values(RAMAN, chain) == [383.2]
+    chain = "ν₁ at 992.6 cm⁻¹. The ν₁ overtone, expected near 1985 cm⁻¹, lies beyond the table. The A1g width, 28 cm⁻¹, is typical."
+    assert values(RAMAN, chain) == [992.6]
+    assert values(RAMAN, "Observed: 825.3vs, 795.8s, 352.1s, 724.6w cm⁻¹.") == [825.3, 795.8, 352.1, 724.6]
+    chain = "Ti–O at 683.7 cm⁻¹. 1063.2 cm⁻¹ is a neon calibration-lamp line. Signal-to-noise on the main band is about 85."
+    assert values(RAMAN, chain) == [683.7]
+    chain = "The A1g band at 153.1 cm⁻¹ (cf. 153 cm⁻¹ in Tompsett et al.) dominates; further bands at 636.4 cm⁻¹."
+    assert values(RAMAN, chain) == [153.1, 636.4]
+
+
+def test_metallicity_differences_comparisons_json_and_hedged_answers() -> None:
+    chain = "Indirect gap: 2.00 eV; direct gap at Γ: 2.04 eV. The 0.04 eV difference is small.\nAnswer: gapped, 2.00 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [2.0]
+    chain = "4H-SiC: 2.23 eV. For comparison, 3C-SiC has an experimental gap of 2.36 eV.\nAnswer: gapped, 2.23 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [2.23]
+    assert values(METALLICITY, '{"metallic": false, "pbe_gap_eV": 5.03, "exp_gap_eV": 8.5}', kind="band_gap") == [5.03, 8.5]
+    chain = "Diamond is an indirect wide-gap insulator, E_g = 4.12 eV. The direct gap at Γ is larger, ≈ 5.6 eV."
+    assert values(METALLICITY, chain, kind="band_gap") == [4.12]
+    chain = "Experimentally about 0.1 eV. I cannot decide for PBE.\nAnswer: undetermined (metallic or ~0.05 eV)"
+    assert claims(METALLICITY, chain) == [("band_gap", 0.1, "eV")]
+    chain = "- Fermi energy: 11.7 eV\n- interband absorption around W and K: 1.5 eV\nAnswer: metallic"
+    assert values(METALLICITY, chain, kind="band_gap") == []
+
+
+def test_magnetism_signed_site_moments_json_keys_and_garbled_relatives() -> None:
+    chain = "GGA+U (U = 5 eV) gives ±3.7 µB on Fe and a net 0 µB/f.u."
+    assert claims(MAGNETISM, chain)[-2:] == [("magnetic_moment", 3.7, "muB/element:Fe"), ("magnetic_moment", 0.0, "muB/fu")]
+    assert claims(MAGNETISM, "- Mn: ±4.52 µB") == [("magnetic_moment", 4.52, "muB/element:Mn")]
+    chain = '{"order": "AFM-II", "m_Mn_muB": 4.58, "M_cell_muB": 0.0}'
+    assert claims(MAGNETISM, chain)[-2:] == [("magnetic_moment", 4.58, "muB/element:Mn"), ("magnetic_moment", 0.0, "muB/cell")]
+    assert claims(MAGNETISM, "The magnetic moment of ZnS is 0.0 µB, which is a magnetic element.")[0] == \
+        ("magnetism", "nonmagnetic", "")
+    chain = "Pt is a Pauli paramagnet. (Pt atoms do acquire about 0.3 µB by proximity in Co/Pt multilayers.)"
+    assert values(MAGNETISM, chain, kind="magnetic_moment") == []

@@ -26,7 +26,7 @@ def attached(cue: str, flags: int = re.I) -> re.Pattern[str]:
 
 
 # a one-sided bound is a range with one end: "above 70°", ">1.5 eV", "at least 2 µB"
-BOUND = re.compile(r"(?:[<>≤≥]=?|\bmore than\b|\bless than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
+BOUND = re.compile(r"(?:[<>≤≥]=?|\bmore than\b|\bless than\b|\blonger than\b|\bshorter than\b|\bwider than\b|\bthicker than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
                    r"\bbelow\b|\bup to\b|\bin excess of\b|\bexceeding\b|\bgreater than\b|\bsmaller than\b|\blower than\b|"
                    r"\bhigher than\b|\blarger than\b)\s*(?:(?:twotheta|2θ|θ|d)\s*[=≈]?\s*)?(?:about|approximately|~|≈)?\s*$", re.I)
 # a bound written after its number: "shift it down to 1000 cm⁻¹ or less", "2 µm or more"
@@ -36,13 +36,50 @@ NONE_SEEN_AFTER = re.compile(r"\s*[;,]\s*(?:but\s+)?(?:none|neither)\s+(?:of\s+(
                              r"shows?\s+up|can\s+be\s+seen|is\s+seen|are\s+seen|is\s+present|are\s+present)\b", re.I)
 # a candidate line the chain turns down: "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
 REJECTED_LINE_AFTER = re.compile(r"[^\n]{0,80}?(?:\(\s*(?:rejected|discarded|ruled out|wrong)\s*\)|[—–;]\s*(?:rejected|discarded|"
-                                 r"ruled out|wrong)\b)", re.I)
+                                 r"ruled out|wrong)\b)|,\s*which\s+[^\n.;]{0,60}?\b(?:is|are)\s+(?:wrong|incorrect)\b", re.I)
 # a value the words after it make hypothetical: "360 nm — would follow if the bar were 1 µm", "its 144 cm⁻¹ band would be
 # outside the window"
 WOULD_AFTER = re.compile(r"\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
 # a sentence whose subject is negated: "No D or G band (≈1350 and ≈1580 cm⁻¹) is present."
 NO_SUBJECT = re.compile(r"\W*(?:no|none\s+of|neither)\b(?![-\w])", re.I)
 PRESENT_AFTER = re.compile(r"[^;:]{0,40}?\b(?:is|are|was|were)\s+(?:present|seen|observed|visible|detected|found)\b", re.I)
+# a value the chain withdraws by name, wherever else it was stated: "so the 57.6 nm figure is wrong", "scrap the 381 cm⁻¹
+# value"
+VALUE_WITHDRAWN_BEFORE = re.compile(r"\b(?:scrap|drop|discard|withdraw|disregard)\s+(?:the|that|this|my)\s*$", re.I)
+THE_BEFORE = re.compile(r"\b(?:the|that|this|my|and)\s*$", re.I)
+VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|estimate|result|reading)\s+(?:is|was)\s+"
+                                   r"(?:wrong|incorrect|off|a\s+mistake)\b|"
+                                   r"\s*(?:and\s+\d+(?:\.\d+)?\s*)?(?:cm-1\s*)?(?:bands?|peaks?|lines?|reflections?)\s+(?:is|are)\s+"
+                                   r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
+# a section whose heading says its numbers are not the sample's: "## Not from this image", "### Things that are not the gap"
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|\*\*(?=[^\n]{1,80}\*\*[ \t]*$))(?P<title>[^\n]{0,80})$", re.M)
+_EXCLUDED_TITLE = re.compile(r"\bnot\s+(?:from|in|on|of)\s+(?:this|the)\s+(?:image|micrograph|spectrum|pattern|sample|measurement|"
+                             r"calculation|frame)|\bnot\s+the\s+(?:gap|band|bands|answer|asked|sample)\b|\bthings\s+that\s+are\s+not\b|"
+                             r"\bother\s+(?:techniques|data|measurements|methods)\b|\bthe\s+other\s+(?:polymorph|phase|polytype|material|compound)s?\b", re.I)
+
+
+def excluded_sections(text: str, answer_start: int) -> list[tuple[int, int]]:
+    """The spans of sections whose heading says their numbers are not the asked sample's, each ending at the next
+    heading or at the Answer line."""
+    if "#" not in text and "**" not in text:
+        return []
+    heads = [(m.start(), m.end(), bool(_EXCLUDED_TITLE.search(m.group("title")))) for m in _HEADING.finditer(text)]
+    out = []
+    for i, (_, end, excluded) in enumerate(heads):
+        if excluded:
+            stop = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+            if end < answer_start:
+                stop = min(stop, answer_start)
+            out.append((end, stop))
+    return out
+
+
+def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
+    """Whether ``pos`` lies in one of the sorted, disjoint ``spans`` (a bisect: linear time over a chain)."""
+    i = bisect.bisect_right(spans, (pos, len(spans) and 1 << 62)) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+
 # a ratio or factor, not a value: "weaker by the Boltzmann factor (≈ 0.41"
 FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approximately)?\s*$", re.I)
 # a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
@@ -75,7 +112,7 @@ WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:add|sit|be|lie|appear|make|give|put
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
 # a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
-DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|(?:down|up|red|blue)-?shift(?:ed|s)?|splitting|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
+DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|(?:down|up|red|blue)-?shift(?:ed|s)?|splitting|difference|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
                               r"longer|between\s+(?:them|the|these|those|both|its|their))\b", re.I)
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)

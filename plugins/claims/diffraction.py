@@ -190,7 +190,7 @@ class DiffractionReader(QuantityReader):
         line_start = norm.rfind("\n", 0, hi) + 1
         if cx.other_mineral(norm, max(run.s_start, line_start, hi - 200), max(cx.clause_start(norm, run.s_start, hi, 80),
                                                                             line_start, hi - 60), hi, question) \
-                or _NOT_ASKED_AFTER.search(norm, head.end, run.s_end):
+                or _NOT_ASKED_AFTER.search(norm, head.end, min(run.s_end, head.end + 120)):
             return "other_property"  # "brookite has a characteristic (121) line near 30.8°", "…; that phase is not the one asked"
         if self._measured(scan):  # a measured pattern: a reference value named in the clause is not a reading of it
             aside = cx.open_paren(norm, max(run.s_start, hi - 200), hi)  # inside "(ICDD 21-1276, where ... at 27.45°)"

@@ -28,19 +28,25 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
-                    r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\s+(?:micrograph|image)\b|"
+                    r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
+                    r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bpredict\w*|\busually\b|\bchemisorption\b|\bdrift\w*|\bempirical rule\b|\brule of thumb\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
+# a sentence that sets other things against the micrograph: "For comparison, the build used a 30 µm layer thickness"
+_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+# a sentence about another micrograph: "A second, higher-magnification image of the same sphere gives 1.87 µm"
+_OTHER_IMAGE_LEAD = re.compile(r"\s*\W*\s*(?:an?\s+|the\s+)?(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?"
+                               r"(?:micrographs?|images?|frames?)\b", re.I)
 # a generic expectation anywhere earlier in the sentence: "the pore diameter is usually ≈ 0.9 nm/V, i.e. 36 nm"
 _GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical rule\b", re.I)
 _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
 _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
-_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsomet\w*|profilomet\w*|laser diffraction)"
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsomet\w*|profilomet\w*|laser diffraction|cross-?section)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
@@ -75,7 +81,7 @@ _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
-_SETTING_AFTER = re.compile(r"\s*(?:working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
+_SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
 _FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
 # a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
 _IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
@@ -104,6 +110,7 @@ class MicroscopyReader(QuantityReader):
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
         label_start = cx.label_start(scan.norm, run.s_start, clause)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \
+                or _COMPARISON_LEAD.match(scan.norm, run.s_start) or _OTHER_IMAGE_LEAD.match(scan.norm, run.s_start) \
                 or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start):
             return "other_property"  # a crystallite size, a literature value
         if self._before_treatment(scan, run):

@@ -37,6 +37,7 @@ _LIST_GAP = re.compile(r"\s*(?:(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\ba
 _RANGE_GAP = re.compile(r"\s*(?:–|-|\bto\b|\bthrough\b|\buntil\b|\bup to\b|\.\.\.?|…)\s*", re.I)
 _AND_GAP = re.compile(r"\s*(?:\band\b|&)\s*", re.I)
 _BY = re.compile(r"\bby\s*$", re.I)
+_WORDY = re.compile(r"[A-Za-z]{2,}")  # "5 eV) gives ±3.7 µB": words between make the ± a sign, not an uncertainty
 _PM_GAP = re.compile(r"\s*±\s*")
 _BETWEEN = re.compile(r"\b(?:between|from)\s*(?:[^\W\d]{1,12}\s*(?:=|≈|of)?\s*)?$", re.I)
 
@@ -216,7 +217,7 @@ def _link(norm: str, nums: list[Number]) -> None:
             gap = norm[gap_start:gap_end]
             if gap in _LIST_GAPS and not cur.explicit_sign:
                 link = "list"  # the common case, without a regex
-            elif cur.explicit_sign == "±" or _PM_GAP.fullmatch(gap):
+            elif (cur.explicit_sign == "±" and not _WORDY.search(gap)) or _PM_GAP.fullmatch(gap):
                 link = "pm"
             elif cur.explicit_sign == "-" and gap.strip() == "" and "\n" not in gap and prev.explicit_sign != "±" \
                     and _same_quantity(prev, cur):

@@ -105,6 +105,7 @@ class Scan:
     counts: frozenset[float] = frozenset()  # integers the question states (atom counts, space groups)
     memo: dict[Any, Any] = field(default_factory=dict)  # run reasons by their window, for repetitive chains
     copied: frozenset[int] = frozenset()  # start offsets of numbers in rows copied from the question's table
+    excluded: list[tuple[int, int]] = field(default_factory=list)  # sections whose heading says they are not the answer's
 
     def in_answer(self, n: Number) -> bool:
         return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
@@ -295,6 +296,7 @@ class QuantityReader:
                     frozenset(v for _, v in echo))
         if scan.table:
             scan.copied = copied_rows(text.norm, question)
+        scan.excluded = cx.excluded_sections(text.norm, scan.answer[0] if scan.answer is not None else len(text.norm))
         self.prepare(scan)
         answer_bare_ok = self._answer_is_list(scan)
         found: dict[tuple[str, float, str], tuple[Number, str, float, str]] = {}
@@ -342,7 +344,11 @@ class QuantityReader:
                 result = (result[0], float(f"{result[1]:.9g}"), result[2])
             if result not in found:
                 found[result] = (n, *result)
-        taken = list(found.values())
+        withdrawn = {(n.value, n.unit) for n in nums if self._withdrawn(norm, n)} \
+            if ("scrap" in norm or "wrong" in norm or "incorrect" in norm or "discard" in norm or "drop" in norm
+                or "withdraw" in norm or "disregard" in norm or "mistake" in norm or " off" in norm or "absent" in norm
+                or "missing" in norm or "not seen" in norm or "not observed" in norm or "not present" in norm) else set()
+        taken = [t for t in found.values() if (t[0].value, t[0].unit) not in withdrawn]
         spans = text.spans([t[0].start for t in taken] + [n.start for n, _ in rejected],
                            [t[0].end for t in taken] + [n.end for n, _ in rejected])
         original = text.original
@@ -365,6 +371,13 @@ class QuantityReader:
 
     def prepare(self, scan: Scan) -> None:
         """Family set-up before the pass over numbers (e.g. the asked material)."""
+
+    @staticmethod
+    def _withdrawn(norm: str, n: Number) -> bool:
+        """The chain withdraws this value by name ("so the 57.6 nm figure is wrong"): every statement of it goes."""
+        lo = max(0, n.start - 16)
+        return bool(cx.VALUE_WITHDRAWN_BEFORE.search(norm, lo, n.start)
+                    or (cx.THE_BEFORE.search(norm, lo, n.start) and cx.VALUE_WITHDRAWN_AFTER.match(norm, n.end)))
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
         """Family additions after the pass over numbers (e.g. a named radiation, a class statement)."""
@@ -390,6 +403,8 @@ class QuantityReader:
             return n.reason
         if scan.copied and n.start in scan.copied:
             return "question_echo"
+        if scan.excluded and cx.in_spans(scan.excluded, n.start):
+            return "other_property"  # under "## Not from this image", "### Things that are not the gap"
         if (scan.echo or scan.counts) and self.echo_first and self._echo(scan, n, run, bare=True):
             return "question_echo"
         reason = self._own_reason(scan, n) or self.own_reason(scan, n, run)
@@ -637,7 +652,8 @@ class QuantityReader:
             return "other"
         if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"
-        if _IF.search(norm, max(run.s_start, head.start - 120), head.start) or cx.HEDGE.search(norm, run.s_start, head.start):
+        if _IF.search(norm, max(run.s_start, head.start - 120), head.start) \
+                or cx.HEDGE.search(norm, max(run.s_start, head.start - 120), head.start):
             nxt = scan.sentences.next(head.start)
             if nxt is not None and cx.NON_COMMITMENT.search(norm, nxt[0], min(nxt[1], nxt[0] + 200)):
                 return "hedged"  # "if it says 1 µm the flower is 600 nm ... I cannot tell which"

@@ -17,7 +17,7 @@ from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, co
 _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]maximum\b|\bline ?widths?\b|\bband ?widths?\b|"
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
                           r"\bpixel\b|\bbin(?:\s+width)?\b|\bbinned\b|\bmax-pooled\b|\bsampling\b|\blaser\b|\bexcitation\b|"
-                          r"\bpower\b|\bcut-?off\b|\bprominence\b|\bthreshold\b|\bsignal-to-noise\b|\bS/N\b|\bSNR\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
+                          r"\bpower\b|\bcut-?off\b|\bwidths?\s*,|\bprominence\b|\bthreshold\b|\bsignal-to-noise\b|\bS/N\b|\bSNR\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
                           r"\bscattered\s+(?:light|photons?|line)\b")
 # an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
 # an offset from the laser line is not a band: "the R line at 685 nm, about 4200 cm⁻¹ from the 532 nm laser"
@@ -34,7 +34,8 @@ _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts
 _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab initio\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
                        r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
                        r"\bet al\b|\bwho\s+reports?\b|\bpublished\b|\btextbook\b|\bref\.|\brecogni[sz]ed\s+by\b|"
-                       r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b", re.I)
+                       r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|\b(?:a|the)\s+(?:monolayer|bilayer|bulk\s+crystal)\s+(?:gives|has|shows)\b|"
+                       r"\bexpected\s+(?:near|at|around)\s*$", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -68,8 +69,10 @@ _COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?
 _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)\s+[\w-]+\s+(?:has|have|shows?|gives?|is\s+at)\b",
                            re.I)
 # a literature value named after the numbers: "close to the 368, 330 and 224 cm⁻¹ reported by Wang et al."
-_ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:cosmic|spike|"
-                             r"artefact|artifact|plasma line|noise)", re.I)
+_ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
+                             r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
+                             r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)", re.I)
+_SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
                              r"\s*(?:in|from)\s+(?:the\s+)?(?:literature|RRUFF|database|reference)\b", re.I)
 
@@ -120,6 +123,8 @@ class SpectraReader(QuantityReader):
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
         if n.unit == "cm-1" and (_ABSOLUTE_AFTER.match(scan.norm, n.end) or _FROM_LASER_AFTER.match(scan.norm, n.end)):
             return "instrument_setting"
+        if _SNR_BEFORE.search(scan.norm, max(0, n.start - 60), n.start):
+            return "instrument_setting"  # "Signal-to-noise on the main band is about 85"
         return None
 
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
@@ -153,7 +158,8 @@ class SpectraReader(QuantityReader):
                 return "other_property"
             if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end):
                 return "other_property"  # "… reported by Wang et al.", "the 1121.8 row is a cosmic-ray spike"
-            if cx.CITATION.search(norm, run.s_start, head.start):
+            lo = max(run.s_start, head.start - 200)
+            if cx.CITATION.search(norm, max(lo, norm.rfind(")", lo, head.start) + 1), head.start):
                 return "other_property"  # "Dawson et al. [12] reported it at 3652 cm⁻¹ and … about 3656 cm⁻¹ at 80 K"
             line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
             label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None

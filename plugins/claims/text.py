@@ -55,7 +55,7 @@ def _json_diffraction(m: re.Match[str]) -> str:
 def _json_moment(m: re.Match[str]) -> str:
     """A moment key: "site_moment_Co_muB": 2.7 reads "m_Co = 2.7 µB"; "net_moment_muB_per_fu": 0 reads "net moment =
     0 µB/f.u."."""
-    element, basis = m.group("el"), (m.group("basis") or "").lower()
+    element, basis = m.group("el") or m.group("el2"), (m.group("basis") or m.group("basis2") or "").lower()
     per = {"atom": "/atom", "fu": "/f.u.", "f_u": "/f.u.", "formula_unit": "/f.u.", "cell": "/cell"}.get(basis, "")
     label = f"m_{element}" if element else "net moment" if m.group("net") else "magnetic moment"
     return f"{label} = {m.group('num')} µB{per}"
@@ -82,14 +82,17 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\per\\(?:pixel|px)(?![a-zA-Z])"), "/px", ("\\per",)),  # \SI{5}{\nano\metre\per\pixel}
     (re.compile(r"\\(?:pixel|px)(?![a-zA-Z])"), "px", ("\\pixel", "\\px")),
     # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
-    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan)_gap|"
+    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_gap|"
                 r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "hull", "band", "threshold_")),
+    # "feature_diameter_nm: 184.4" reads "feature diameter = 184.4 nm", "pixel_size_nm: 3.125" reads "pixel size = 3.125 nm"
+    (re.compile(r"[\"']?\b(?P<key>[a-z][a-z_]{1,40}?)_(?P<unit>nm|um|µm|mm|px)[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?)(?![\d.])"),
+     lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
-    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|(?P<net>net|total)_(?:mag(?:netic)?_)?"
-                r"(?:moment|magneti[sz]ation)|(?:mag(?:netic)?_)?moment)_mu_?B(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
-                r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment",)),
+    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)_(?:mag(?:netic)?_)?"
+                r"(?:moment|magneti[sz]ation)|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
+                r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
@@ -136,6 +139,9 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"[₀₁₂₃₄₅₆₇₈₉]+"), lambda m: m.group(0).translate(_SUBSCRIPT), tuple("₀₁₂₃₄₅₆₇₈₉")),
     (re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+"), lambda m: "^" + m.group(0).translate(_SUPERSCRIPT), tuple("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")),
     (re.compile(r"\\(?:approx|simeq|sim)(?![a-z])"), "≈", ("\\approx", "\\sim")),
+    # intensity letters glued to a band list: "825.3vs, 795.8s, 724.6w cm⁻¹" reads "825.3, 795.8, 724.6 cm⁻¹"
+    (re.compile(r"(?<=\d\.\d)(?<=\d)(?:vvs|vs|vw|sh|br|s|m|w)(?=\s*(?:,|;|cm\b|cm⁻|$))|(?<=\d\.\d\d)(?:vvs|vs|vw|sh|br|s|m|w)"
+                r"(?=\s*(?:,|;|cm\b|cm⁻|$))", re.M), "", ("vs", "s,", "m,", "w,", "w ", "s ", "m ")),
     # align columns: "d_{111} &= 2.465 Å &\Rightarrow 2θ &= 36.45°"
     (re.compile(r"&\s*(?=[=≈→]|\\(?:Rightarrow|implies)(?![a-z]))"), " ", ("&",)),
     (re.compile(r"\\Rightarrow(?![a-z])|\\implies(?![a-z])|\\to(?![a-z])|⇒"), " → ", ("\\rightarrow", "\\implies", "\\to", "⇒")),  # "42 \times 0.667 \approx 28 nm"

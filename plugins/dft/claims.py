@@ -39,7 +39,7 @@ _WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
-_RELATIVE = re.compile(r"\b(?:which|that)\s+(?:is|are)\s+(?:an?\s+)?$", re.I)
+_RELATIVE = re.compile(r"\b(?:which|that)\s+(?:(?:is|are)\s+(?:an?\s+)?)?$", re.I)
 
 
 class _ClassCue:
@@ -413,6 +413,8 @@ class _DFTReader(QuantityReader):
         assert not isinstance(template, str)
         if run.reason:
             return run.reason
+        if scan.in_answer(n) and _NON_COMMITTAL.match(scan.norm[scan.answer[0]:scan.answer[1]]):
+            return "hedged"  # "Answer: undetermined (metallic or ~0.05 eV)": the value is one of the options
         if _WOULD.search(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
             return "other"  # "in the ferromagnetic state the moment would be 10 µB": a state the chain rejects
         if self.setting.search(scan.norm, run.lo, run.head.start) or _SETTING_AFTER.match(scan.norm, n.end):
@@ -709,12 +711,15 @@ _GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g
                         rf"{cx.LINK}\s*$", re.I)
 _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
-                       r"fermi|E_?F\b|exchange|splitting|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
+                       r"fermi|E_?F\b|exchange|splitting|\binterband\b|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state|plasmon|"
                        r"\b(?:old|older|historical|outdated|obsolete)\s*$", re.I)
 # another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
 _OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
+# a sentence setting another polytype or phase against the asked one: "For comparison, 3C-SiC has … 2.36 eV"
+_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+_NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphases?\b|[αβγδ]-[A-Z]")
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
@@ -729,7 +734,7 @@ _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|
 _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge|"
                          r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
-_INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:semiconductor|insulator)\b|"
+_INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
@@ -747,6 +752,7 @@ class MetallicityReader(_DFTReader):
     family = "metallicity"
     class_kind = "metallicity"
     cues = METALLICITY
+    difference_after = True  # "the 0.04 eV difference", "a gap 0.3 eV larger than Si's"
 
     def explicit(self, scan: Scan, run: Run) -> bool:
         return bool(_GAP_LABEL.search(scan.norm, run.lo, run.head.start))
@@ -783,6 +789,8 @@ class MetallicityReader(_DFTReader):
             c_start = cx.clause_start(norm, run.s_start, c_start - 1, 60)  # "the Cmcm phase, whose PBE gap is 0.39 eV"
         label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
         question = getattr(scan, "question_norm", "")
+        if _COMPARISON_LEAD.match(norm, run.s_start) and _NAMED_FORM.search(norm, max(run.s_start, head.start - 200), head.start):
+            return "other_property"  # "For comparison, 3C-SiC has an experimental gap of 2.36 eV"
         if _OTHER_FORM.search(norm, max(run.s_start, head.start - 150), head.start) and not _OTHER_FORM.search(question):
             return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
         paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
@@ -869,7 +877,7 @@ _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbita
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b", re.I)
-_IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b", re.I)
+_IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
@@ -914,7 +922,7 @@ def _single_magnetic(scan: Scan) -> str | None:
 
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
-_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$", re.I)
+_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
 
 
 class MagnetismReader(_DFTReader):
@@ -953,7 +961,8 @@ class MagnetismReader(_DFTReader):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
         if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
-        if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start):
+        if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start) \
+                or _IMPURITY.search(norm, n.end, min(run.s_end, n.end + 40)):
             return "other_property"  # "dilute Fe impurities polarise a cloud carrying ~10 µB": not the asked crystal's
         s_start, s_end = run.s_start, run.s_end
         phase = None
