@@ -364,3 +364,32 @@ def test_magnetism_signed_site_moments_json_keys_and_garbled_relatives() -> None
         ("magnetism", "nonmagnetic", "")
     chain = "Pt is a Pauli paramagnet. (Pt atoms do acquire about 0.3 µB by proximity in Co/Pt multilayers.)"
     assert values(MAGNETISM, chain, kind="magnetic_moment") == []
+
+
+# -- rules found by the w12 batch (sem, metallicity) ----------------------------------------------------
+def test_sem_frames_other_characterisation_nozzles_and_counterfactuals() -> None:
+    chain = "100 nm / 160 px = 0.625 nm/px (the frame is therefore 640 nm wide). The particle is 35 nm."
+    assert values(SEM, chain) == [35.0]
+    chain = "57 px → 5.7 nm, a little larger than the 4.8 nm mean that TEM gave for this catalyst."
+    assert values(SEM, chain) == [5.7]
+    chain = "The struts are 240 µm wide, narrower than the 0.4 mm nozzle. The longest exceed 40 µm."
+    assert values(SEM, chain) == [240000.0]
+    chain = "43 × 8 = 344 nm with the 2 µm bar as labelled, or 34.4 nm if the bar were 200 nm, which it is not."
+    assert values(SEM, chain) == [344.0]
+    chain = "## Flake\nThe flake is 4.3 µm.\n## Other characterisation of the same batch\n- a 1 µm thick film\nAnswer: 4.3 µm"
+    assert values(SEM, chain) == [4300.0]
+    chain = "**Sheet.** 650 nm.\n**Not from the image.** The Ni foam struts (≈ 100 µm) are far larger.\nAnswer: 650 nm"
+    assert values(SEM, chain) == [650.0]
+    chain = "The cube is 11 nm. On re-reading the label, the bar is 200 nm, not 20 nm; the 44 px edge is 110 nm."
+    assert values(SEM, chain) == [110.0]
+
+
+def test_metallicity_direct_optical_onsets_old_reports_and_settings() -> None:
+    chain = ("The CBM − VBM separation, 1.58 eV, is the indirect PBE gap. The direct optical onset lies near 2.9 eV; "
+             "older reports of 2.97 eV are attributed to defects.\nAnswer: gapped, 1.58 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [1.58]
+    chain = "- PBE+U (U = 4.5 eV, J = 0.5 eV): 1.9 eV\n- HSE06: 2.4 eV\nAnswer: metallic"
+    assert values(METALLICITY, chain, kind="band_gap") == [1.9, 2.4]
+    chain = "(b) 1.9 eV — the PBE gap.\n(c) 3.5 eV — the direct optical absorption at L, which is not the fundamental gap."
+    assert values(METALLICITY, chain, kind="band_gap") == [1.9]
+    assert values(METALLICITY, '{"is_metal": false, "gap_pbe_eV": 5.69, "gap_exp_eV": 8.9}', kind="band_gap") == [5.69, 8.9]

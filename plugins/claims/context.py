@@ -26,7 +26,7 @@ def attached(cue: str, flags: int = re.I) -> re.Pattern[str]:
 
 
 # a one-sided bound is a range with one end: "above 70°", ">1.5 eV", "at least 2 µB"
-BOUND = re.compile(r"(?:[<>≤≥]=?|\bmore than\b|\bless than\b|\blonger than\b|\bshorter than\b|\bwider than\b|\bthicker than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
+BOUND = re.compile(r"(?:[<>≤≥]=?|\bexceeds?\b|\bmore than\b|\bless than\b|\blonger than\b|\bshorter than\b|\bwider than\b|\bthicker than\b|\bat least\b|\bat most\b|\bover\b|\bunder\b|\babove\b|"
                    r"\bbelow\b|\bup to\b|\bin excess of\b|\bexceeding\b|\bgreater than\b|\bsmaller than\b|\blower than\b|"
                    r"\bhigher than\b|\blarger than\b)\s*(?:(?:twotheta|2θ|θ|d)\s*[=≈]?\s*)?(?:about|approximately|~|≈)?\s*$", re.I)
 # a bound written after its number: "shift it down to 1000 cm⁻¹ or less", "2 µm or more"
@@ -52,18 +52,21 @@ VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|est
                                    r"\s*(?:and\s+\d+(?:\.\d+)?\s*)?(?:cm-1\s*)?(?:bands?|peaks?|lines?|reflections?)\s+(?:is|are)\s+"
                                    r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
 # a section whose heading says its numbers are not the sample's: "## Not from this image", "### Things that are not the gap"
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|\*\*(?=[^\n]{1,80}\*\*[ \t]*$))(?P<title>[^\n]{0,80})$", re.M)
+# (bold labels reach the reader with their ** turned into spaces: "**Not from the image.** XPS …" reads
+# " Not from the image.  XPS …")
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+(?P<title>[^\n]{0,80})$|\*\*(?P<bold>[^*\n]{1,60})\*\*|(?P<label>[A-Z][^.:\n]{2,60}[.:])[ \t]{2})",
+                      re.M)
 _EXCLUDED_TITLE = re.compile(r"\bnot\s+(?:from|in|on|of)\s+(?:this|the)\s+(?:image|micrograph|spectrum|pattern|sample|measurement|"
                              r"calculation|frame)|\bnot\s+the\s+(?:gap|band|bands|answer|asked|sample)\b|\bthings\s+that\s+are\s+not\b|"
-                             r"\bother\s+(?:techniques|data|measurements|methods)\b|\bthe\s+other\s+(?:polymorph|phase|polytype|material|compound)s?\b", re.I)
+                             r"\bother\s+(?:techniques|methods|characteri[sz]ation)\b|\b(?:the\s+other|other|related)\s+(?:polymorph|phase|polytype|"
+                             r"material|compound)s?\b", re.I)
 
 
 def excluded_sections(text: str, answer_start: int) -> list[tuple[int, int]]:
     """The spans of sections whose heading says their numbers are not the asked sample's, each ending at the next
     heading or at the Answer line."""
-    if "#" not in text and "**" not in text:
-        return []
-    heads = [(m.start(), m.end(), bool(_EXCLUDED_TITLE.search(m.group("title")))) for m in _HEADING.finditer(text)]
+    heads = [(m.start(), m.end(), bool(_EXCLUDED_TITLE.search(m.group("title") or m.group("bold") or m.group("label"))))
+             for m in _HEADING.finditer(text)]
     out = []
     for i, (_, end, excluded) in enumerate(heads):
         if excluded:
@@ -80,6 +83,8 @@ def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
     return i >= 0 and spans[i][0] <= pos < spans[i][1]
 
 
+# a counterfactual written after its value: "or 34.4 nm if the bar were 200 nm, which it is not"
+IF_WERE_AFTER = re.compile(r"\s*,?\s*if\s+[^.;\n]{0,40}?\b(?:were|had\s+been)\b", re.I)
 # a ratio or factor, not a value: "weaker by the Boltzmann factor (≈ 0.41"
 FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approximately)?\s*$", re.I)
 # a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
@@ -140,7 +145,7 @@ COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", 
 RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
-RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
+RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"

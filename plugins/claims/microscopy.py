@@ -31,7 +31,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
                     r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
-                    r"\bpredict\w*|\busually\b|\bchemisorption\b|\bdrift\w*|\bempirical rule\b|\brule of thumb\b",
+                    r"\bpredict\w*|\busually\b|\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\bempirical rule\b|\brule of thumb\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -49,11 +49,12 @@ _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)
 _TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsomet\w*|profilomet\w*|laser diffraction|cross-?section)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
-_REFERENCE_AFTER = re.compile(rf"\s*(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|shows|yields|measures|reports)\b|"
+_REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|gave|shows|showed|yields|yielded|"
+                              rf"measures|measured|reports|reported)\b|\s*,\s*(?:nominal|specified|datasheet)\b|"
                               rf"\s*,?\s*(?:comes?|came|is\s+taken|was\s+taken|derives?|is\s+derived)\s+from\s+(?:an?\s+|the\s+)?"
                               rf"(?:separate\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
                               rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b(?![^()\n]*\d)|"
-                              rf"[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
+                              rf"\)?[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
@@ -65,7 +66,7 @@ _EXPLICIT = cx.attached(r"\bdiameters?\b|\b(?:particle|grain|feature|crystal)\s+
 
 # the field of view or scale bar named earlier in the clause, with no feature named in between
 _FIELD = re.compile(r"\bfield of view\b|\bFOV\b|\bimage (?:width|height|size|spans|covers|is)\b|"
-                    r"\b(?:image|micrograph|frame)\b[^.\n]{0,40}?\b(?:covers|spans)\b|\b(?:whole|entire) image\b|"
+                    r"\b(?:image|micrograph|frame)\b[^.\n]{0,40}?\b(?:covers|spans)\b|\b(?:whole|entire) image\b|\b(?:frame|image|field)\s+(?:is|was)\b|"
                     r"\bfield width\b|\bHFW\b|\bscale ?bar\b|\btest\s+(?:lines?|grids?|circles?)\b|\b(?:full|whole|entire)\s+(?:\d+\s*px\s+)?(?:frame|image|field)\b|\b(?:each|one|per|a single) pixel\b|\bpixel size\b|\b1 px\b", re.I)
 _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\bagglomerat\w*|\bcrystals?\b|\bwires?\b|"
                       r"\brods?\b|\bspheres?\b|\bpores?\b|\bsize\b|\bintercepts?\b", re.I)
@@ -79,7 +80,7 @@ _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
-                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher", re.I)
+                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
 _SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
 _FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)

@@ -568,7 +568,7 @@ class QuantityReader:
             return "range"  # "down to 1000 cm⁻¹ or less"
         if self.candidates_rejected and cx.REJECTED_LINE_AFTER.match(norm, n.end):
             return "negated"  # "(a) 20 nm × 72 nm, which just reads px as nm (rejected);"
-        if after and after not in ".\n" and cx.WOULD_AFTER.match(norm, n.end):
+        if after and after not in ".\n" and (cx.WOULD_AFTER.match(norm, n.end) or cx.IF_WERE_AFTER.match(norm, n.end)):
             return "other"  # "3. 360 nm — would follow if the bar were 1 µm; it is not."
         last = self._list_end(scan, n, run)
         if cx.NONE_SEEN_AFTER.match(norm, last.end):

@@ -378,7 +378,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -714,7 +714,7 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"fermi|E_?F\b|exchange|splitting|\binterband\b|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state|plasmon|"
-                       r"\b(?:old|older|historical|outdated|obsolete)\s*$", re.I)
+                       r"\b(?:old|older|earlier|historical|outdated|obsolete)\s+(?:(?:reports?|values?|estimates?)\s+(?:of\s+)?)?$|Δ_?\{?\s*SO", re.I)
 # another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
 _OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
 # a sentence setting another polytype or phase against the asked one: "For comparison, 3C-SiC has … 2.36 eV"
@@ -726,6 +726,8 @@ _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype", re.I)
 _OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)", re.I)
+# "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"
+_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+the\s+(?:fundamental\s+|band\s+)?gap\b", re.I)
 _BULLET_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
@@ -734,10 +736,10 @@ _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|
 _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge|"
                          r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
-_INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
+_INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
-_GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:band[- ]?)?(?:gap|transition)|(?<![\w])direct\s+at\b|"
+_GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:optical\s+)?(?:band[- ]?)?(?:gap|transition|onset|absorption)|(?<![\w])direct\s+at\b|"
                        r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b|\(\s*direct\s*\))|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
@@ -809,7 +811,7 @@ class MetallicityReader(_DFTReader):
             kind = m
         if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
-        if _OTHER_EV_AFTER.match(norm, n.end):
+        if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
         line = norm.rfind("\n", 0, head.start) + 1
