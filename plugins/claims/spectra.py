@@ -31,10 +31,11 @@ _ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts
 
 
 # a computed value contrasted with the measurement is another property (the oracle judges the measured spectrum)
-_COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab initio\b|\btheor\w*|\bpredict\w*|\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|"
-                       r"\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
+_COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab initio\b|\btheor\w*|\bpredict\w*|"
+                       r"\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
                        r"\bet al\b|\bwho\s+reports?\b|\bpublished\b|\btextbook\b|\bref\.|\brecogni[sz]ed\s+by\b|"
-                       r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|\b(?:a|the)\s+(?:monolayer|bilayer|bulk\s+crystal)\s+(?:gives|has|shows)\b|"
+                       r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|"
+                       r"\b(?:a|the)\s+(?:monolayer|bilayer|bulk\s+crystal)\s+(?:gives|has|shows)\b|"
                        r"\bexpected\s+(?:near|at|around)\s*$", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
