@@ -52,6 +52,9 @@ _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _FIRST_PERSON = re.compile(r"\bI\s+(?:\w+\s+)?$")
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
+# the words a withdrawal by name needs; a chain without any of them skips the per-number look
+_WITHDRAW_WORDS = re.compile(r"scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake| off|absent|missing|"
+                             r"not (?:seen|observed|present)")
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -344,10 +347,7 @@ class QuantityReader:
                 result = (result[0], float(f"{result[1]:.9g}"), result[2])
             if result not in found:
                 found[result] = (n, *result)
-        withdrawn = {(n.value, n.unit) for n in nums if self._withdrawn(norm, n)} \
-            if ("scrap" in norm or "wrong" in norm or "incorrect" in norm or "discard" in norm or "drop" in norm
-                or "withdraw" in norm or "disregard" in norm or "mistake" in norm or " off" in norm or "absent" in norm
-                or "missing" in norm or "not seen" in norm or "not observed" in norm or "not present" in norm) else set()
+        withdrawn = {(n.value, n.unit) for n in nums if self._withdrawn(norm, n)} if _WITHDRAW_WORDS.search(norm) else set()
         taken = [t for t in found.values() if (t[0].value, t[0].unit) not in withdrawn]
         spans = text.spans([t[0].start for t in taken] + [n.start for n, _ in rejected],
                            [t[0].end for t in taken] + [n.end for n, _ in rejected])
