@@ -40,6 +40,8 @@ REJECTED_LINE_AFTER = re.compile(r"[^\n]{0,80}?(?:\(\s*(?:rejected|discarded|rul
 # a value the words after it make hypothetical: "360 nm — would follow if the bar were 1 µm", "its 144 cm⁻¹ band would be
 # outside the window"
 WOULD_AFTER = re.compile(r"\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
+# a sentence that sets other phases or things against the asked one: "For comparison, celestine has ν₁ at 1000 cm⁻¹"
+COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
 # a sentence whose subject is negated: "No D or G band (≈1350 and ≈1580 cm⁻¹) is present."
 NO_SUBJECT = re.compile(r"\W*(?:no|none\s+of|neither)\b(?![-\w])", re.I)
 PRESENT_AFTER = re.compile(r"[^;:]{0,40}?\b(?:is|are|was|were)\s+(?:present|seen|observed|visible|detected|found)\b", re.I)

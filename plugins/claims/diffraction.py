@@ -33,8 +33,6 @@ _THETA_SUBJECT = re.compile(r"(?:\bBragg angles?\b|(?<![\w])θ\b)[^.\n\d=]{0,50}
                             re.I)
 # a generic fingerprint of a reference phase, not a reading of this pattern
 _FINGERPRINT = re.compile(r"\bfingerprints?\b|\btextbook\b|\btypically\b", re.I)
-# a sentence that sets other phases against the asked one: "For comparison, α-Al₂O₃ puts (104) at 35.15°"
-_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
 # a peak width named with its peak before the value: "The FWHM of Pt(111) is 0.31°"
 _WIDTH_OF = re.compile(r"\b(?:FWHM|full[- ]width(?: at half[- ]maximum)?|integral breadth|width)\s+of\s+"
                        r"(?:[^.;\n\d()]|\([^()\n]{0,8}\)){0,25}?\s*(?:is|=|:|≈|of)\s*(?:about|approximately|~|≈)?\s*$", re.I)
@@ -181,7 +179,7 @@ class DiffractionReader(QuantityReader):
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
         norm, head = scan.norm, run.head
         lo, hi = run.lo, head.start
-        if _REFERENCE.search(norm, lo, hi) or _COMPARISON_LEAD.match(norm, run.s_start):
+        if _REFERENCE.search(norm, lo, hi) or cx.COMPARISON_LEAD.match(norm, run.s_start):
             return "other_property"  # "For comparison, α-Al₂O₃ puts (104) at 35.15°"
         lead = cx.paren_lead(norm, run.s_start, hi)
         if lead is not None and _REFERENCE_CLAUSE.search(norm, *lead):

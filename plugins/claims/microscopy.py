@@ -35,8 +35,6 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
-# a sentence that sets other things against the micrograph: "For comparison, the build used a 30 µm layer thickness"
-_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
 # a sentence about another micrograph: "A second, higher-magnification image of the same sphere gives 1.87 µm"
 _OTHER_IMAGE_LEAD = re.compile(r"\s*\W*\s*(?:an?\s+|the\s+)?(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?"
                                r"(?:micrographs?|images?|frames?)\b", re.I)
@@ -111,7 +109,7 @@ class MicroscopyReader(QuantityReader):
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
         label_start = cx.label_start(scan.norm, run.s_start, clause)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \
-                or _COMPARISON_LEAD.match(scan.norm, run.s_start) or _OTHER_IMAGE_LEAD.match(scan.norm, run.s_start) \
+                or cx.COMPARISON_LEAD.match(scan.norm, run.s_start) or _OTHER_IMAGE_LEAD.match(scan.norm, run.s_start) \
                 or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start):
             return "other_property"  # a crystallite size, a literature value
         if self._before_treatment(scan, run):

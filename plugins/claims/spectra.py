@@ -64,8 +64,6 @@ _SAMPLE_CONTRAST = re.compile(r"[^;\n]{0,60}?[;,]\s*(?:but\s+|whereas\s+|while\s
                               r"asked|studied))\b", re.I)
 
 
-# a sentence that sets other phases against the sample: "For comparison, celestine has ν₁ at 1000 cm⁻¹"
-_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
 # a reference form of a phase, with no sample in sight: "pure calcite has ν₁ at 1085.0 cm⁻¹"
 _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)\s+[\w-]+\s+(?:has|have|shows?|gives?|is\s+at)\b",
                            re.I)
@@ -143,7 +141,7 @@ class SpectraReader(QuantityReader):
                 return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
             if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
                 return "other_property"
-            if _COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start):
+            if cx.COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start):
                 return "other_property"
             header = column_header(scan, head.start)
             if header is not None and (_COMPUTED.search(header) or _ARTEFACT.search(header)):

@@ -717,8 +717,7 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"\b(?:old|older|earlier|historical|outdated|obsolete)\s+(?:(?:reports?|values?|estimates?)\s+(?:of\s+)?)?$|Δ_?\{?\s*SO", re.I)
 # another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
 _OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
-# a sentence setting another polytype or phase against the asked one: "For comparison, 3C-SiC has … 2.36 eV"
-_COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+# another polytype or phase named in a "For comparison" sentence: "3C-SiC", "the α-phase"
 _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphases?\b|[αβγδ]-[A-Z]")
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
@@ -791,7 +790,7 @@ class MetallicityReader(_DFTReader):
             c_start = cx.clause_start(norm, run.s_start, c_start - 1, 60)  # "the Cmcm phase, whose PBE gap is 0.39 eV"
         label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
         question = getattr(scan, "question_norm", "")
-        if _COMPARISON_LEAD.match(norm, run.s_start) and _NAMED_FORM.search(norm, max(run.s_start, head.start - 200), head.start):
+        if cx.COMPARISON_LEAD.match(norm, run.s_start) and _NAMED_FORM.search(norm, max(run.s_start, head.start - 200), head.start):
             return "other_property"  # "For comparison, 3C-SiC has an experimental gap of 2.36 eV"
         if _OTHER_FORM.search(norm, max(run.s_start, head.start - 150), head.start) and not _OTHER_FORM.search(question):
             return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
