@@ -393,3 +393,18 @@ def test_metallicity_direct_optical_onsets_old_reports_and_settings() -> None:
     chain = "(b) 1.9 eV — the PBE gap.\n(c) 3.5 eV — the direct optical absorption at L, which is not the fundamental gap."
     assert values(METALLICITY, chain, kind="band_gap") == [1.9]
     assert values(METALLICITY, '{"is_metal": false, "gap_pbe_eV": 5.69, "gap_exp_eV": 8.9}', kind="band_gap") == [5.69, 8.9]
+
+
+# -- rules found by the w13 batch (metallicity, raman) --------------------------------------------------
+def test_w13_comparisons_in_passing_pseudogaps_and_corrected_answers() -> None:
+    chain = "- HSE06: ≈ 3.4 eV\n- Experiment: 3.0 eV (rutile); anatase, for comparison, is 3.2 eV.\nAnswer: gapped, 1.8 eV"
+    assert values(METALLICITY, chain, kind="band_gap") == [3.4, 3.0, 1.8]
+    chain = "A pseudogap of ~2 eV opens about 1 eV above E_F, but it is not a band gap. The old textbook value of 1.9 eV is wrong."
+    assert values(METALLICITY, chain, kind="band_gap") == []
+    chain = ("Answer: gapped, 1.2 eV\nCorrection: 1.2 eV was the PBE+U figure I misremembered; plain PBE gives 0.65 eV.\n"
+             "Answer: gapped, 0.65 eV")
+    assert values(METALLICITY, chain, kind="band_gap") == [0.65]
+    chain = "SnO₂'s A1g lies higher: 634 cm⁻¹ here versus 612 cm⁻¹ in rutile. Bulk-like (monolayer ≈ 19 cm⁻¹)."
+    assert values(RAMAN, chain, "Measured Raman spectrum of Cassiterite (SnO2)") == [634.0]
+    chain = "ν₁ at 1094.4 cm⁻¹. Rutt and Nicola (1974) report 1094 cm⁻¹ for magnesite, in good agreement."
+    assert values(RAMAN, chain, "Measured Raman spectrum of Magnesite (MgCO3)") == [1094.4]

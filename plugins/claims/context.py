@@ -90,7 +90,7 @@ IF_WERE_AFTER = re.compile(r"\s*,?\s*if\s+[^.;\n]{0,40}?\b(?:were|had\s+been)\b"
 # a ratio or factor, not a value: "weaker by the Boltzmann factor (≈ 0.41"
 FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approximately)?\s*$", re.I)
 # a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
-CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]", re.I)
+CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]|\(\s*(?:19|20)\d\d\s*\)", re.I)
 UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
                        r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
 TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"

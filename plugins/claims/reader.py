@@ -50,7 +50,6 @@ _TIMES_BEFORE = re.compile(r"[×*÷]\s*$|\S\s*/\s+$")
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
-_FIRST_PERSON = re.compile(r"\bI\s+(?:\w+\s+)?$")
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
 _WITHDRAW_WORDS = re.compile(r"scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake| off|absent|missing|"
@@ -595,10 +594,7 @@ class QuantityReader:
         m = cx.RETRACT_AFTER.search(norm, n.end, min(run.s_end, n.end + 60))
         if m is None:
             return False
-        if cx.RETRACT_LEAD.match(norm, run.s_start) and (
-                ";" in norm[n.end:m.start()] or _FIRST_PERSON.search(norm, max(n.end, m.start() - 20), m.start())):
-            return False
-        return True
+        return not (cx.RETRACT_LEAD.match(norm, run.s_start) and ";" in norm[n.end:m.start()])
 
     @staticmethod
     def _list_end(scan: Scan, n: Number, run: Run) -> Number:
@@ -647,7 +643,7 @@ class QuantityReader:
             return "hedged"
         if cx.FACTOR_BEFORE.search(norm, max(run.s_start, head.start - 30), head.start) and not head.unit:
             return "other"  # "the Boltzmann factor (≈ 0.41 at 295 K)"
-        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 80), head.start) \
+        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 120), head.start) \
                 or cx.WOULD.search(norm, max(run.s_start, head.start - 90), head.start):
             return "other"
         if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):

@@ -35,7 +35,7 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\bcalculat\w*|\bcomputed\b|\bsimulat\w*|\bliterature\b|\breference\b|\bRRUFF\b|\bdatabase\b|\breported\b|\bcalibrat\w*|\bstandard\b|\blit\.|\bcf\.|"
                        r"\bet al\b|\bwho\s+reports?\b|\bpublished\b|\btextbook\b|\bref\.|\brecogni[sz]ed\s+by\b|"
                        r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|"
-                       r"\b(?:a|the)\s+(?:monolayer|bilayer|bulk\s+crystal)\s+(?:gives|has|shows)\b|"
+                       r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
                        r"\bexpected\s+(?:near|at|around)\s*$", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
@@ -71,12 +71,22 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
 _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
                              r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
                              r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)", re.I)
+_IN_MINERAL_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
 _SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
                              r"\s*(?:in|from)\s+(?:the\s+)?(?:literature|RRUFF|database|reference)\b", re.I)
 
 _MINERAL = cx.MINERAL
 _other_mineral = cx.other_mineral
+
+
+def _cited(norm: str, lo: int, pos: int) -> bool:
+    """A citation before the number in its sentence: "Rutt and Nicola (1974) report 1094 cm⁻¹", "Dawson et al. [12]
+    reported it at 3652 cm⁻¹"; not one closed inside an earlier aside ("(cf. 247 cm⁻¹ in Tompsett et al.) and 636.4")."""
+    for m in cx.CITATION.finditer(norm, lo, pos):
+        if m.group().startswith("(") or ")" not in norm[m.end():pos]:
+            return True
+    return False
 
 
 _PRONOUN_LEAD = re.compile(r"\W*(?:it|its|this\s+mineral|that\s+mineral|the\s+latter)\b", re.I)
@@ -155,10 +165,12 @@ class SpectraReader(QuantityReader):
                 near = min(near, max(lead[0], line_start))  # "distinguishes it from gypsum (≈1008 cm⁻¹)"
             if _other_mineral(norm, max(run.s_start, line_start, head.start - 200), near, head.start, question):
                 return "other_property"
+            in_mineral = _IN_MINERAL_AFTER.match(norm, run_end(scan, run))
+            if in_mineral is not None and question and in_mineral.group(1).lower().rstrip("s") not in question.lower():
+                return "other_property"  # "634 cm⁻¹ here versus 612 cm⁻¹ in rutile"
             if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end):
                 return "other_property"  # "… reported by Wang et al.", "the 1121.8 row is a cosmic-ray spike"
-            lo = max(run.s_start, head.start - 200)
-            if cx.CITATION.search(norm, max(lo, norm.rfind(")", lo, head.start) + 1), head.start):
+            if _cited(norm, max(run.s_start, head.start - 200), head.start):
                 return "other_property"  # "Dawson et al. [12] reported it at 3652 cm⁻¹ and … about 3656 cm⁻¹ at 80 K"
             line = norm.rfind("\n", max(0, head.start - 160), head.start) + 1
             label = _REFERENCE_LINE.match(norm, line) if line or head.start < 160 else None

@@ -714,9 +714,11 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"fermi|E_?F\b|exchange|splitting|\binterband\b|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state|plasmon|"
-                       r"\b(?:old|older|earlier|historical|outdated|obsolete)\s+(?:(?:reports?|values?|estimates?)\s+(?:of\s+)?)?$|Δ_?\{?\s*SO", re.I)
+                       r"\b(?:old|older|earlier|historical|outdated|obsolete)\s+(?:\w+\s+)?(?:(?:reports?|values?|estimates?)\s+(?:of\s+)?)?$|"
+                       r"Δ_?\{?\s*SO|pseudo-?gap", re.I)
 # another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
 _OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
+_FOR_COMPARISON = re.compile(r"\bfor\s+comparison\b", re.I)  # "anatase, for comparison, is 3.2 eV"
 # another polytype or phase named in a "For comparison" sentence: "3C-SiC", "the α-phase"
 _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphases?\b|[αβγδ]-[A-Z]")
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
@@ -726,7 +728,7 @@ _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bpha
 _OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)", re.I)
 # "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"
-_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+the\s+(?:fundamental\s+|band\s+)?gap\b", re.I)
+_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b", re.I)
 _BULLET_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
@@ -790,7 +792,10 @@ class MetallicityReader(_DFTReader):
             c_start = cx.clause_start(norm, run.s_start, c_start - 1, 60)  # "the Cmcm phase, whose PBE gap is 0.39 eV"
         label_start = cx.label_start(norm, run.s_start, c_start)  # "- minority spin: a 450 meV gap"
         question = getattr(scan, "question_norm", "")
-        if cx.COMPARISON_LEAD.match(norm, run.s_start) and _NAMED_FORM.search(norm, max(run.s_start, head.start - 200), head.start):
+        lo = max(run.s_start, head.start - 60)
+        if (cx.COMPARISON_LEAD.match(norm, run.s_start) and _NAMED_FORM.search(norm, max(run.s_start, head.start - 200), head.start)) \
+                or (_FOR_COMPARISON.search(norm, lo, head.start) and (cx.MINERAL.search(norm, lo, head.start)
+                                                                      or _NAMED_FORM.search(norm, lo, head.start))):
             return "other_property"  # "For comparison, 3C-SiC has an experimental gap of 2.36 eV"
         if _OTHER_FORM.search(norm, max(run.s_start, head.start - 150), head.start) and not _OTHER_FORM.search(question):
             return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
