@@ -81,7 +81,7 @@ def excluded_sections(text: str, answer_start: int) -> list[tuple[int, int]]:
 
 def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
     """Whether ``pos`` lies in one of the sorted, disjoint ``spans`` (a bisect: linear time over a chain)."""
-    i = bisect.bisect_right(spans, (pos, len(spans) and 1 << 62)) - 1
+    i = bisect.bisect_right(spans, (pos, float("inf"))) - 1
     return i >= 0 and spans[i][0] <= pos < spans[i][1]
 
 
