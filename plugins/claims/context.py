@@ -53,6 +53,10 @@ VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|est
                                    r"(?:wrong|incorrect|off|a\s+mistake)\b|"
                                    r"\s*(?:and\s+\d+(?:\.\d+)?\s*)?(?:cm-1\s*)?(?:bands?|peaks?|lines?|reflections?)\s+(?:is|are)\s+"
                                    r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
+# "Sorry — 0.9 eV is what the orthorhombic γ phase gives": an apology, then the value handed to something else
+APOLOGY_BEFORE = re.compile(r"\b(?:sorry|oops|correction|my mistake)\b\s*[—–:,;-]*\s*$", re.I)
+REASSIGNED_AFTER = re.compile(r"\s*(?:is|was)\s+(?:actually\s+|really\s+)?(?:what|the\s+(?:value|gap|number|figure)\s+(?:of|for)|"
+                              r"for|from)\b", re.I)
 # a section whose heading says its numbers are not the sample's: "## Not from this image", "### Things that are not the gap"
 # (bold labels reach the reader with their ** turned into spaces: "**Not from the image.** XPS …" reads
 # " Not from the image.  XPS …")
@@ -61,7 +65,7 @@ _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+(?P<title>[^\n]{0,80})$|\*\*(?P<bo
 _EXCLUDED_TITLE = re.compile(r"\bnot\s+(?:from|in|on|of)\s+(?:this|the)\s+(?:image|micrograph|spectrum|pattern|sample|measurement|"
                              r"calculation|frame)|\bnot\s+the\s+(?:gap|band|bands|answer|asked|sample)\b|\bthings\s+that\s+are\s+not\b|"
                              r"\bother\s+(?:techniques|methods|characteri[sz]ation)\b|\b(?:the\s+other|other|related)\s+(?:polymorph|phase|polytype|"
-                             r"material|compound)s?\b", re.I)
+                             r"material|compound)s?\b|\(\s*(?:for\s+)?context\s*\)", re.I)
 
 
 def excluded_sections(text: str, answer_start: int) -> list[tuple[int, int]]:
@@ -90,7 +94,8 @@ IF_WERE_AFTER = re.compile(r"\s*,?\s*if\s+[^.;\n]{0,40}?\b(?:were|had\s+been)\b"
 # a ratio or factor, not a value: "weaker by the Boltzmann factor (≈ 0.41"
 FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approximately)?\s*$", re.I)
 # a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
-CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]|\(\s*(?:19|20)\d\d\s*\)", re.I)
+CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]|\(\s*(?:19|20)\d\d\s*\)|"
+                      r"\((?-i:[A-Z])[^()\n\d]{1,50}?,\s*(?:19|20)\d\d[a-z]?\s*\)", re.I)  # "(Kolesov & Geiger, 1998)"
 UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
                        r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
 TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"
@@ -126,7 +131,7 @@ BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previ
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
 NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
-                            r"visible|allowed|there|expected|found)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
+                            r"visible|allowed|there|expected|found|reproduced|confirmed)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
                             r"(?:does|do|did)\s+not\s+(?:appear|exist|show|occur)|(?:doesn't|don't|didn't)\s+(?:appear|exist|show|occur)|"
                             r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur))",
@@ -144,7 +149,7 @@ HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
 COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", re.I)
-RETRACT_AFTER = re.compile(r"—\s*no\b|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
+RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
 RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
@@ -362,19 +367,25 @@ MINERAL = re.compile(r"\b(?!(?:white|write|quite|site|suite|despite|composite|fa
                      r"elite|satellite|excite|ignite|unite|invite|onsite|website|prerequisite|finite|bite|kite|rite)\b)"
                      r"([a-z]{3,}ites?|anatase|rutile|quartz|corundum|celestine|olivine|zircon|gypsum|baryte|spinel|garnet|"
                      r"periclase|diopside|cinnabar|realgar|orpiment|sulfur|sulphur|talc|beryl|topaz|tourmaline|epidote|"
-                     r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite)\b", re.I)
+                     r"zoisite|mullite|wollastonite|coesite|stishovite|diamond|graphite|brucite|portlandite|almandine|"
+                     r"spessartine|grossular|pyrope|schorl|ha[uü]yne|nosean|analcime|nepheline|feldspar|orthoclase|microcline|"
+                     r"sanidine|plagioclase|serpentine|chrysotile|galena|xenotime|chrysoberyl|cristobalite|tridymite)\b", re.I)
 
 # a mineral named as the subject of the number's clause or line ("anglesite (PbSO₄) at 978 cm⁻¹", "- andalusite — main
 # band near 360 cm⁻¹", "from gypsum (≈1008 cm⁻¹)"); when the question never names it, the value is that mineral's
 MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*\((?=\s*(?:≈|~|about|approx\.?|at)?\s*\d)|"
-                             r"\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?"
-                             r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:]|-\s|at\b)", re.I)
+                             r"\s*\)?\s*(?:\([^()\n]{1,30}\)\s*)?(?:,[^,.;\n]{1,40},\s*)?,?\s*(?:also\s+)?"
+                             r"(?:(?:the\s+same|this|that|its)\s+(?:mode|band|line|vibration|stretch)\s+)?"
+                             r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:~≈]|-\s|at\b|"
+                             r"around\b|about\b|whose\b|is\s+shifted|shifts?\b|moves?\b|appears?\b|occurs?\b)", re.I)
 # any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
-NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:\([^()\n]{1,30}\)\s*)?(?:also\s+)?has\s+its\b", re.I)
+NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s*(?:\([^()\n]{1,30}\)\s*)?\)?\s*(?:(?:also\s+)?has\s+its\b|"
+                        r"the\s+same\s+(?:mode|band|line|vibration|stretch)\s+(?:sits|lies|appears|occurs|is\s+at)\b|"
+                        r",\s*(?:for|by|in)\s+(?:comparison|contrast),\s*(?:also\s+)?(?:has|shows|gives|puts|displays)\s+its\b)", re.I)
 # the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
 IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)
-SAMPLE_WORDS = re.compile(r"\b(?:this|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
+SAMPLE_WORDS = re.compile(r"\b(?:this(?!\s+(?:mode|band|line|vibration|stretch|peak)\b)|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
 
 
 def other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bool:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 
@@ -107,7 +108,8 @@ class DiffractionReader(QuantityReader):
     difference_after = True
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
-        self._merge_theta(extraction)
+        if scan.memo.get("theta_doubled"):
+            self._merge_theta(extraction)
         stated = [c for c in extraction.rejected if c.kind == "wavelength"]
         if not stated and ("Kα" in scan.norm or "synchrotron" in scan.norm or "neutron" in scan.norm):
             for m in _RADIATION.finditer(scan.norm):
@@ -130,14 +132,17 @@ class DiffractionReader(QuantityReader):
     def _merge_theta(extraction: Extraction) -> None:
         """θ = 9.14° beside 2θ = 18.27° is one claim: a doubled θ within rounding of a stated 2θ is dropped."""
         claims = extraction.claims
-        doubled = [c for c in claims if c.kind == "two_theta" and _written_half(c)]
+        doubled = {id(c) for c in claims if c.kind == "two_theta" and _written_half(c)}
         if not doubled:
             return
-        direct = [float(c.value) for c in claims if c.kind == "two_theta" and c not in doubled]
+        direct = sorted(float(c.value) for c in claims if c.kind == "two_theta" and id(c) not in doubled)
         keep = []
         for c in claims:
-            if c in doubled and any(abs(float(c.value) - v) <= 0.021 and float(c.value) != v for v in direct):
-                continue
+            if id(c) in doubled:
+                v = float(c.value)
+                i = bisect.bisect_left(direct, v - 0.021)
+                if any(w != v for w in direct[i:bisect.bisect_right(direct, v + 0.021)]):
+                    continue
             keep.append(c)
         extraction.claims[:] = keep
 
@@ -177,6 +182,12 @@ class DiffractionReader(QuantityReader):
         return None
 
     def template(self, scan: Scan, run: Run, unit: str) -> Template:
+        found = self._template(scan, run, unit)
+        if found.__class__ is tuple and found[1] == 2.0:
+            scan.memo["theta_doubled"] = True  # some θ was doubled: finish() merges it with a stated 2θ
+        return found
+
+    def _template(self, scan: Scan, run: Run, unit: str) -> Template:
         norm, head = scan.norm, run.head
         lo, hi = run.lo, head.start
         if _REFERENCE.search(norm, lo, hi) or cx.COMPARISON_LEAD.match(norm, run.s_start):

@@ -31,7 +31,8 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
                     r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
-                    r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*",
+                    r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
+                    r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -53,7 +54,10 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"(?:separate\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
                               rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b(?![^()\n]*\d)|"
                               rf"\)?[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
-                              rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b", re.I)
+                              rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|"
+                              rf"\s*(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|\s*nominal\b|"
+                              rf"\s*(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|second|another|other|different|separate)\s+"
+                              rf"(?:[\w-]+\s+)?(?:micrograph|image|frame)s?\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
 _IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|\bbeam spot\b|"
@@ -78,7 +82,11 @@ _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
-                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b", re.I)
+                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
+                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+# a pixel's size, not a feature's: "79 px × 25 nm", "52 px at 5 nm each", "6.25 nm\per px", "8 nm px^-1"
+_PIXEL_COUNT_BEFORE = re.compile(r"\d\s*(?:px|pixels?)\s*(?:×|x|\*|·|at|of)\s*$", re.I)
+_PER_PIXEL_AFTER = re.compile(r"\s*(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
 _SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
 _FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
@@ -133,6 +141,9 @@ class MicroscopyReader(QuantityReader):
         return ("feature_size", factor, "nm")
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit and (_PER_PIXEL_AFTER.match(scan.norm, n.end)
+                       or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)):
+            return "instrument_setting"  # the pixel size in "79 px × 25 nm = 1975 nm"
         if n.unit and _FIELD_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "a 1.28 µm × 0.96 µm field"
         if n.unit and _SETTING_AFTER.match(scan.norm, n.end):

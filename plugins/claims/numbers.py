@@ -24,8 +24,8 @@ _PER = r"\s*(?:/|per|×|\s)\s*"
 _BASIS = (r"(?P<basis>atoms?|at\.|sites?|f\.?\s?u\.?|formula[- ]units?|unit[- ]cells?|cells?|"
           r"[A-Z][a-z]?(?![a-z]))")
 # canonical units; the alternation order matters (longest spellings first)
-_UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å\s*\^?\s*[23]|Å|"
-         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm\s*\^?\s*[23]|nm|µm\s*\^?\s*[23]|µm|mm|pm|cm(?![\w-])(?!\s*\^)|"
+_UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|Å|"
+         r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|nm|µm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|µm|mm|pm|cm(?![\w-])(?!\s*\^)|"
          r"m?eV(?:" + _PER + r"(?:atoms?|at\.|f\.?\s?u\.?|formula[- ]units?|cells?)(?:\s*\^\s*-\s*1)?(?![a-z]))?|"
          r"(?<![a-z])eV|keV|kJ\s*/\s*mol|kcal\s*/\s*mol|"
          r"µB(?:\s*(?:/|per|on\s+each|on)\s*" + _BASIS + r")?|"
@@ -257,7 +257,10 @@ def _same_quantity(a: Number, b: Number) -> bool:
     return not a.unit or not b.unit or a.unit == b.unit
 
 
-_WORD_AFTER = re.compile(r"[ \t]*(?:[A-Za-z(θ]|→|->|⟶|=>)")  # "220 → 45.4°": a label mapped to a value takes no unit
+_WORD_AFTER = re.compile(r"[ \t]*(?:[A-Za-z(θ]|→|->|⟶|=>)|-[A-Za-z]")  # "220 → 45.4°": a label mapped to a value takes no unit
+
+
+_COMPOUND_AFTER = re.compile(r"-[A-Za-z]")  # "4-rings give 470–520 cm⁻¹": a number in a compound word takes no unit
 
 
 def _share(norm: str, group: list[Number]) -> None:
@@ -274,7 +277,7 @@ def _share(norm: str, group: list[Number]) -> None:
     for n in reversed(group):
         if n.unit:
             unit = n.unit
-        elif unit and n.reason == "":
+        elif unit and n.reason == "" and not _COMPOUND_AFTER.match(norm, n.end):
             n.unit, n.inherited_unit = unit, True
     unit = ""
     for n in group:

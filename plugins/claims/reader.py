@@ -53,7 +53,7 @@ _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
 _WITHDRAW_WORDS = re.compile(r"scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake| off|absent|missing|"
-                             r"not (?:seen|observed|present)")
+                             r"not (?:seen|observed|present)|sorry|oops|correction", re.I)
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -239,6 +239,15 @@ def _header_unit(norm: str, lo: int, hi: int) -> str | None:
     return None
 
 
+def _lane_factor(value: float, claimed: float) -> float | None:
+    """The conversion a claim applied to its number (1, or 10⁻³ for meV read in eV), if it is one of those."""
+    if claimed == value:
+        return 1.0
+    if value != 0 and claimed == round(value * 0.001, 9):
+        return 0.001
+    return None
+
+
 def key(value: float) -> float:
     """Values equal to six significant figures are one claim."""
     return float(f"{value:.6g}")
@@ -276,6 +285,9 @@ class QuantityReader:
     #: whether list members may share their list's verdict without being judged one by one (families whose
     #: verdict depends on the words right after each number, like "0.03 eV/atom above the hull", say no)
     fast_lane = True
+    #: whether the fast lane takes the previous member's verdict (families that judge each number themselves, whose
+    #: run template names no kind) rather than the run's template; such families say when a member may follow
+    lane_by_result = False
 
     def __init__(self, max_chars: int = MAX_CHARS) -> None:
         self.max_chars = max_chars
@@ -308,7 +320,11 @@ class QuantityReader:
         classify = self.classify
         make_run = self._run
         own = self.own_reason
-        lane = self.fast_lane and not scan.echo and not scan.table
+        lane = self.fast_lane and not scan.table
+        by_result = self.lane_by_result
+        template: Template | None = None
+        lane_kind, lane_factor, lane_unit = "", 1.0, ""
+        echo, echo_values = scan.echo, scan.echo_values
         answer_end = scan.answer[1] if scan.answer is not None else -1
         norm = text.norm
         last = len(norm) - 3
@@ -320,18 +336,40 @@ class QuantityReader:
         for i, n in enumerate(nums):
             # the fast lane: the next member of a list whose previous member was a claim, with the same unit, not
             # an integer (no index questions), followed by a list separator (no cue after it), in the same
-            # sentence and on the same side of the Answer line, takes its list's verdict without a new look
-            if prev_claim and n.link == "list" and lane and not n.reason and not n.integer and n.unit == prev.unit \
-                    and n.start < s_end and n.end < last and norm[n.end] in separators \
-                    and not (prev.start < answer_end <= n.start) and not own(scan, n, run):
-                kind, factor, unit = template
+            # sentence and on the same side of the Answer line, not a number of the question, takes its list's
+            # verdict without a new look. Numbers that each carry their unit and stand apart by spaces only
+            # ("12.3 cm⁻¹ 45.6 cm⁻¹ ...") are a list too, unless a value stutters ("13.6 13.6 eV").
+            if prev_claim and lane and not n.reason and not n.integer and n.unit == prev.unit \
+                    and n.start < s_end and n.end < last \
+                    and ((n.link == "list" and norm[n.end] in separators)
+                         or (n.link == "space" and n.unit and not n.inherited_unit and self._spaced_member(scan, n))) \
+                    and not (prev.start < answer_end <= n.start) \
+                    and not (echo and ((common(n.unit, n.value) in echo) if n.unit else (key(n.value) in echo_values))) \
+                    and not own(scan, n, run) and (template is not None or self.lane_follows(scan, n, prev)):
+                if template is not None:
+                    kind, factor, unit = template
+                else:  # the family judges each number: the previous member's verdict, with its conversion factor
+                    kind, factor, unit = lane_kind, lane_factor, lane_unit
                 result = (kind, n.value if factor == 1.0 else round(n.value * factor, 9), unit)
+                via_lane = True
             else:
+                via_lane = False
                 h = heads[i]
                 run = runs.get(h)
                 if run is None:
                     run = runs[h] = make_run(scan, nums[h])
                 s_end = run.s_end
+                if n_rejected >= MAX_REJECTED and (
+                        (n.unit and run.templates.get(n.unit).__class__ is str)
+                        or (not n.unit and not run.bare
+                            and not (answer_bare_ok and self.answer_unit and scan.in_answer(n))
+                            and not (scan.table and key(n.value) in scan.table))):
+                    # a unitless number with no unit to take, or one whose unit this run already turned down, can
+                    # only be rejected, and past the listing cap its reason is never shown: a chain of 10⁵ such
+                    # numbers costs a count, not 10⁵ looks
+                    n_rejected += 1
+                    prev, prev_claim = n, False
+                    continue
                 result = classify(scan, n, run, answer_bare_ok)
                 template = run.templates.get(run.last_unit)
             prev = n
@@ -341,13 +379,18 @@ class QuantityReader:
                 if n_rejected <= MAX_REJECTED:
                     rejected.append((n, result))
                 continue
-            prev_claim = template.__class__ is tuple
+            prev_claim = via_lane or template.__class__ is tuple
+            if by_result and prev_claim and not via_lane:
+                template = None
+                lane_kind, lane_unit = result[0], result[2]
+                lane_factor = _lane_factor(n.value, result[1])
+                prev_claim = lane_factor is not None
             if len(n.digits) > 9 and result[1].__class__ is float:  # float noise: "225.00000000000003 nm" is 225 nm
                 result = (result[0], float(f"{result[1]:.9g}"), result[2])
             if result not in found:
                 found[result] = (n, *result)
         withdrawn = {(n.value, n.unit) for n in nums if self._withdrawn(norm, n)} if _WITHDRAW_WORDS.search(norm) else set()
-        taken = [t for t in found.values() if (t[0].value, t[0].unit) not in withdrawn]
+        taken = [t for t in found.values() if (t[0].value, t[0].unit) not in withdrawn] if withdrawn else list(found.values())
         spans = text.spans([t[0].start for t in taken] + [n.start for n, _ in rejected],
                            [t[0].end for t in taken] + [n.end for n, _ in rejected])
         original = text.original
@@ -371,12 +414,28 @@ class QuantityReader:
     def prepare(self, scan: Scan) -> None:
         """Family set-up before the pass over numbers (e.g. the asked material)."""
 
+    def lane_follows(self, scan: Scan, n: Number, prev: Number) -> bool:
+        """For ``lane_by_result`` families: whether ``n`` may take ``prev``'s verdict unexamined."""
+        return False
+
+    @staticmethod
+    def _spaced_member(scan: Scan, n: Number) -> bool:
+        """Whether only spaces stand between ``n`` and the next number of its list, and no neighbour repeats its
+        value: then no word before or after it can say anything of it alone."""
+        nums = scan.nums
+        i = n.index
+        if i + 1 >= len(nums):
+            return False
+        nxt = nums[i + 1]
+        return nxt.link == "space" and nxt.start - n.end <= 2 and nxt.value != n.value and nums[i - 1].value != n.value
+
     @staticmethod
     def _withdrawn(norm: str, n: Number) -> bool:
         """The chain withdraws this value by name ("so the 57.6 nm figure is wrong"): every statement of it goes."""
         lo = max(0, n.start - 16)
         return bool(cx.VALUE_WITHDRAWN_BEFORE.search(norm, lo, n.start)
-                    or (cx.THE_BEFORE.search(norm, lo, n.start) and cx.VALUE_WITHDRAWN_AFTER.match(norm, n.end)))
+                    or (cx.THE_BEFORE.search(norm, lo, n.start) and cx.VALUE_WITHDRAWN_AFTER.match(norm, n.end))
+                    or (cx.APOLOGY_BEFORE.search(norm, lo, n.start) and cx.REASSIGNED_AFTER.match(norm, n.end)))
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
         """Family additions after the pass over numbers (e.g. a named radiation, a class statement)."""
@@ -478,8 +537,9 @@ class QuantityReader:
             return "other_property"  # "dω/dT = −0.022 cm⁻¹/K": a coefficient, not a value of the quantity
         if self.difference_after and n.unit and after and after not in _QUIET_AFTER:
             diff = cx.DIFFERENCE_AFTER.match(norm, n.end)
-            if diff and not (diff.group().strip().lower() == "apart" and (
-                    self.apart_is_distance or _SPACED.search(norm, max(0, start - 40), start))):
+            word = diff.group().strip().lower() if diff else ""
+            if diff and not (word == "apart" and (self.apart_is_distance or _SPACED.search(norm, max(0, start - 40), start))) \
+                    and not (word.startswith("between") and self.apart_is_distance):
                 return "other"  # "a Kα2 shoulder about 0.1° higher": a difference ("planes spaced 3.1 Å apart" is not)
         if start > 0 and _TIMES_BEFORE.search(norm, max(0, start - 4), start) and _EQUALS_AFTER.match(norm, n.end):
             return "other"  # "60 × 4 nm = 240 nm": a factor of the arithmetic, not a stated value
@@ -500,8 +560,9 @@ class QuantityReader:
         if start > 0 and (cx.DELTA_BEFORE.search(norm, max(0, start - 6), start) or (
                 not self.apart_is_distance and cx.SUBTRACTION_BEFORE.search(norm, max(0, start - 40), start))):
             return "other"  # "Δ = 1.2 cm⁻¹", "1086.2 − 1085.0 = 1.2 cm⁻¹": a difference (in a micrograph, a gap is a size)
-        if not n.unit and n.end < len(norm) and (norm[n.end].isalpha() or norm[n.end] == "θ") and norm[n.end] not in "eE":
-            return "other"  # "3θ = 4°", "2H", "4f": a number glued to a letter is part of a label, not a value
+        if not n.unit and n.end < len(norm) and ((norm[n.end].isalpha() or norm[n.end] == "θ") and norm[n.end] not in "eE"
+                                                 or (norm[n.end] == "-" and norm[n.end + 1:n.end + 2].isalpha())):
+            return "other"  # "3θ = 4°", "2H", "4f", "4-rings": a number glued to a word is part of a label, not a value
         nums = scan.nums
         if (n.link == "space" and n.index > 0 and nums[n.index - 1].value == n.value) or (
                 n.index + 1 < len(nums) and nums[n.index + 1].link == "space" and nums[n.index + 1].value == n.value):

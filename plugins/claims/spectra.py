@@ -82,7 +82,11 @@ _other_mineral = cx.other_mineral
 
 def _cited(norm: str, lo: int, pos: int) -> bool:
     """A citation before the number in its sentence: "Rutt and Nicola (1974) report 1094 cm⁻¹", "Dawson et al. [12]
-    reported it at 3652 cm⁻¹"; not one closed inside an earlier aside ("(cf. 247 cm⁻¹ in Tompsett et al.) and 636.4")."""
+    reported it at 3652 cm⁻¹"; not one closed inside an earlier aside ("(cf. 247 cm⁻¹ in Tompsett et al.) and 636.4"),
+    nor one before a semicolon ("(Smith & Jones, 1991) put it at 874 cm⁻¹; ours is 875.9 cm⁻¹")."""
+    semi = norm.rfind(";", lo, pos)
+    if semi >= 0:
+        lo = semi + 1
     for m in cx.CITATION.finditer(norm, lo, pos):
         if m.group().startswith("(") or ")" not in norm[m.end():pos]:
             return True

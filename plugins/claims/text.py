@@ -83,7 +83,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\(?:pixel|px)(?![a-zA-Z])"), "px", ("\\pixel", "\\px")),
     # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
     (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
-                r"e_?gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
+                r"e_?gap|gap|threshold)(?:_(?P<unit>m?ev)(?:_per_(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "gap_", "hull", "band", "threshold_")),
     # "feature_diameter_nm: 184.4" reads "feature diameter = 184.4 nm", "pixel_size_nm: 3.125" reads "pixel size = 3.125 nm"
     (re.compile(r"[\"']?\b(?P<key>[a-z][a-z_]{1,40}?)_(?P<unit>nm|um|µm|mm|px)[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?)(?![\d.])"),
@@ -237,7 +237,7 @@ _TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−]?\d+(?:\.\d+
 # a column of row numbers: "| band | shift (cm⁻¹) |" over "| 1 | 447.2 |" (the 1 is an enumeration, not a band)
 _RANK_HEADER = re.compile(r"^(?:band|peak|rank|#|no\.?|n|index|line|order|row|step|entry)$", re.I)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")
-_HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*$")
+_HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*(?:[,;]\s*[^(),;|/]{1,20})?$")  # "m (µB), PBE+U"
 
 
 _UNITISH = re.compile(r"eV|Å|\\AA|ngstr|nm|µm|μm|um\b|°|deg|cm|µ_?B|μ_?B|mu_?B|\\mu|Bohr", re.I)
@@ -366,8 +366,15 @@ def _tex_tables(text: str) -> tuple[str, _Pass | None]:
     return _splice(text, edits)
 
 
-_CSV_HEADER = re.compile(r"^[ \t]*([A-Za-z_][\w ()/°⁻¹-]{0,40}(?:,[ \t]*[A-Za-z_][\w ()/°⁻¹-]{0,40}){2,})[ \t]*$", re.M)
+_CSV_HEADER = re.compile(r"^[ \t]*([A-Za-z_][\w ()/°⁻¹-]{0,40}(?:,[ \t]*[A-Za-z_][\w ()/°⁻¹-]{0,40}){1,})[ \t]*$", re.M)
 _CSV_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+_CSV_PAIR_ROW = re.compile(r"[^,\n]+,[^,\n]+\n[^,\n]+,[^,\n]+(?:\n|$)")
+
+
+def _two_column_rows(text: str, pos: int) -> bool:
+    return _CSV_PAIR_ROW.match(text, pos) is not None
 
 
 def _csv_tables(text: str) -> tuple[str, _Pass | None]:
@@ -380,6 +387,8 @@ def _csv_tables(text: str) -> tuple[str, _Pass | None]:
     for header in _CSV_HEADER.finditer(text):
         names = [c.strip() for c in header.group(1).split(",")]
         pos = header.end() + 1
+        if len(names) == 2 and not _two_column_rows(text, pos):
+            continue  # "method,gap_eV" heads a block only over at least two rows of "name,value"; else it is prose
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end

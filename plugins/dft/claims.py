@@ -130,10 +130,15 @@ def _expand(m: re.Match[str]) -> str:
     return "".join(out)
 
 
+_ROMAN_PAREN = re.compile(r"\((?:I{1,3}|IV|VI{0,3})\)")
+
+
 @lru_cache(maxsize=8192)
 def composition(token: str) -> tuple[tuple[str, float], ...] | None:
     """A formula token's reduced composition, or None if it is not a formula (PBE, BCC, a lone element)."""
     if "(" in token:
+        if _ROMAN_PAREN.search(token):
+            return None  # "Mn(II)", "Fe(III)": a site or an oxidation state, not iodine or vanadium
         token = _PAREN_GROUP.sub(_expand, token)
     groups = _ELEMENT_GROUP.findall(token)
     if len(groups) < 2 or "".join(e + n for e, n in groups) != token or not any(c.islower() or c.isdigit() for c in token):
@@ -373,16 +378,21 @@ class _DFTReader(QuantityReader):
     cues: _ClassCue
     class_kind = ""
     magnitude_kind = ""
-    fast_lane = False
+    lane_by_result = True
     echo_first = True
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
         return super().read(chain, item)
+
+    def lane_follows(self, scan: Scan, n: Number, prev: Number) -> bool:
+        """A positive member right after a positive claim, with no sign of its own, takes that claim's verdict: the
+        judges look at the words around the list and the sign, and between two members there are no words."""
+        return n.value > 0 and prev.value > 0 and not n.explicit_sign and not prev.explicit_sign
 
     def prepare(self, scan: Scan) -> None:
         question = getattr(scan.item, "text", None) or ""
@@ -693,7 +703,7 @@ class StabilityReader(_DFTReader):
             label = True  # "Materials Project lists 0.000 eV/atom for this cell", "OQMD 0.068 eV/atom"
         if other is not None and not label and other.start() >= c_start - (0 if other.group().lower() == "polymorph" else 40):
             return "other_property"  # a formation, reaction or decomposition energy
-        if not label and not _HULL_WORDS.search(norm, max(run.s_start, head.start - 100), min(run.s_end, n.end + 60)):
+        if not label and not _hull_words_near(scan, run, n):
             prev = scan.sentences.previous(head.start)
             if prev is None or head.start - prev[0] > 400 or _OTHER_ENERGY.search(norm, run.s_start, head.start) \
                     or not _HULL_WORDS.search(norm, prev[0], prev[1]):
@@ -702,6 +712,17 @@ class StabilityReader(_DFTReader):
         per_fu = unit.endswith("/fu") or (unit in ("eV", "meV") and _PER_FU_BEFORE.search(norm, max(run.s_start, head.start - 80),
                                                                                          head.start) is not None)
         return ("e_above_hull", round(value, 9), "eV/fu" if per_fu else "eV/atom")
+
+
+def _hull_words_near(scan: Scan, run: Run, n: Number) -> bool:
+    """Hull words from 100 characters before the list's head to 60 after this member. The first match after the
+    window's start is found once per list, so a list of 10⁵ hull energies costs one scan, not one per member."""
+    lo = max(run.s_start, run.head.start - 100)
+    first = run.cache.get("hull_words")
+    if first is None:
+        m = _HULL_WORDS.search(scan.norm, lo, run.s_end)
+        first = run.cache["hull_words"] = m.end() if m else -1
+    return 0 <= first <= min(run.s_end, n.end + 60)
 
 
 # -- metallicity ---------------------------------------------------------------------------------
@@ -739,6 +760,8 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
+_AT_CROSSINGS_AFTER = re.compile(r"[^.\n]{0,30}?\bat\s+(?:the|those|these|its|some)\s+(?:[\w-]+\s+)?(?:band\s+)?(?:crossings?|nodes?|"
+                                 r"nodal\s+(?:lines?|points?)|Dirac\s+points?|Weyl\s+(?:points?|nodes?))\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:optical\s+)?(?:band[- ]?)?(?:gap|transition|onset|absorption)|(?<![\w])direct\s+at\b|"
                        r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b|\(\s*direct\s*\))|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
@@ -815,6 +838,8 @@ class MetallicityReader(_DFTReader):
             kind = m
         if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
+        if _AT_CROSSINGS_AFTER.match(norm, n.end) and _NO_GLOBAL.search(norm):
+            return "other_property"  # "SOC opens tiny gaps, ~20 meV, at those crossings": local gaps of a semimetal
         if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
@@ -870,10 +895,11 @@ _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
-_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|"
+_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
+                       r"barely|hardly|weakly|(?:un|spin-?)?polari[sz]ed|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:(?:on|at|for|in)\s+(?:the\s+|each\s+|every\s+|both\s+)?"
-                          r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?=[\s,;.)]|$)"
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:(?:on|at|for|in|from)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
+                          r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|"
                       r"\b(?:spin-only|ionic|ordered|local)\s+(?:magnetic\s+)?moment\s+(?:is|of)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
@@ -882,12 +908,14 @@ _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbita
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
-                            r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b", re.I)
+                            r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
+                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]", re.I)
 _IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
-_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b", re.I)
+_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|"
+                         r"\b(?:lies|is|sits)\s+(?:\w+\s+){0,2}(?:above|higher\s+than)\s+the\s+(?:[\w-]+\s+){0,3}ground\s+state\b", re.I)
 _EACH = re.compile(r"\b(?:each|both|all)\b(?:\s+(?:with|carry|carries|carrying|has|have|having|bear|bears|hold|holds))?"
                    rf"{cx.LINK}\s*$", re.I)
 _AND = re.compile(r"\band\b|&", re.I)
@@ -898,6 +926,44 @@ _SUBSCRIPT_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|M)\s*_\s*$")
 _MOMENT_OF_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|μ|M)\s*\(\s*$")  # "m(Fe) = 1.5 µB"
 _TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-])(?:[ \t]*\([^()|&\n]{0,12}\))?[ \t]*[|&]")
 _PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead\b", re.I)
+
+
+#: elements named in words, for the site a moment sits on ("the iron sites carry 2.2 µB")
+ELEMENT_NAMES = {"hydrogen": "H", "lithium": "Li", "boron": "B", "carbon": "C", "nitrogen": "N", "oxygen": "O",
+                 "fluorine": "F", "sodium": "Na", "aluminium": "Al", "aluminum": "Al", "silicon": "Si", "phosphorus": "P",
+                 "sulfur": "S", "sulphur": "S", "chlorine": "Cl", "potassium": "K", "calcium": "Ca", "titanium": "Ti",
+                 "vanadium": "V", "chromium": "Cr", "manganese": "Mn", "iron": "Fe", "cobalt": "Co", "nickel": "Ni",
+                 "copper": "Cu", "zinc": "Zn", "gallium": "Ga", "germanium": "Ge", "arsenic": "As", "selenium": "Se",
+                 "strontium": "Sr", "yttrium": "Y", "zirconium": "Zr", "niobium": "Nb", "molybdenum": "Mo",
+                 "ruthenium": "Ru", "rhodium": "Rh", "palladium": "Pd", "silver": "Ag", "tin": "Sn", "antimony": "Sb",
+                 "tellurium": "Te", "barium": "Ba", "lanthanum": "La", "cerium": "Ce", "neodymium": "Nd",
+                 "samarium": "Sm", "europium": "Eu", "gadolinium": "Gd", "terbium": "Tb", "dysprosium": "Dy",
+                 "holmium": "Ho", "erbium": "Er", "hafnium": "Hf", "tungsten": "W", "osmium": "Os", "iridium": "Ir",
+                 "platinum": "Pt", "gold": "Au", "bismuth": "Bi", "uranium": "U"}
+_ELEMENT_NAME = re.compile(r"(?<![\w-])(" + "|".join(ELEMENT_NAMES) + r")(?![\w-])", re.I)
+# an aside opened right after a site moment, still open at the next number
+_OPEN_ASIDE = re.compile(r"\s*\([^()\n]{0,80}")
+_RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
+_RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
+_SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)*)\s*,?\s*and\s+([A-Z][a-z]?)(?![A-Za-z0-9])")
+
+
+def _respective_element(scan: Scan, run: Run, n: Number) -> str | None:
+    """The element paired with ``n`` by position when a list of elements and a list of moments end in "respectively"."""
+    nums, norm = scan.nums, scan.norm
+    members = [run.head]
+    i = run.head.index
+    while i + 1 < len(nums) and nums[i + 1].run == run.head.run and nums[i + 1].link == "list":
+        i += 1
+        members.append(nums[i])
+    if len(members) < 2 or n not in members or not _RESPECTIVELY_AFTER.match(norm, members[-1].end):
+        return None
+    symbols = None
+    for m in _SYMBOL_LIST.finditer(norm, max(run.s_start, run.head.start - 120), run.head.start):
+        symbols = [m.group(1), *re.findall(r"[A-Z][a-z]?", m.group(2)), m.group(3)]
+    if symbols is None or len(symbols) != len(members) or not all(el in ELEMENTS for el in symbols):
+        return None
+    return symbols[members.index(n)]
 
 
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
@@ -947,6 +1013,22 @@ class MagnetismReader(_DFTReader):
             unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
             return "muB/atom" if "atom" in unit else "muB/cell" if "cell" in unit else "muB/fu"
         return None
+
+    def lane_follows(self, scan: Scan, n: Number, prev: Number) -> bool:
+        """As for every DFT family, and the member sits on the same site as the one before ("Fe(oct): 4.02 µB,
+        3.60 µB"), unless the list pairs its members with elements "respectively"."""
+        if not super().lane_follows(scan, n, prev):
+            return False
+        ahead = _RESPECTIVELY_NEAR.search(scan.norm, n.end, min(len(scan.norm), n.end + 400))
+        if ahead is not None and ahead.group().lower() == "respectively":
+            return False
+        if n.unit != "muB":
+            return True  # "µB/f.u.", "µB per Fe": the unit carries its basis
+        basis = scan.memo.get(("basis", prev.index))
+        if basis is None:
+            return False
+        scan.memo[("basis", n.index)] = basis
+        return True
 
     def classify(self, scan: Scan, n: Number, run: Run, answer_bare_ok: bool) -> str | tuple[str, float, str]:
         if n.explicit_sign == "±" and n.unit.startswith("muB") and n.link != "pm" and (
@@ -1002,6 +1084,9 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        paired = _respective_element(scan, run, n)
+        if paired is not None:
+            return "element:" + paired  # "Fe and Co carry about 2.75 and 1.75 µB respectively"
         line = norm.rfind("\n", 0, n.start) + 1
         row = _TABLE_ROW_SITE.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
@@ -1021,6 +1106,9 @@ class MagnetismReader(_DFTReader):
             if _site_element(norm, m, symbol) and (_MOMENT_WORDS.search(norm, m.end(), n.start)
                                                    or _SITE_GAP.fullmatch(norm, m.end(), n.start)):
                 found.append((m.start(), "element:" + symbol))
+        for m in _ELEMENT_NAME.finditer(norm, lo, n.start):  # "nitrogen is almost unpolarised (0.02 µB)"
+            if _MOMENT_WORDS.search(norm, m.end(), n.start) or _SITE_GAP.fullmatch(norm, m.end(), n.start):
+                found.append((m.start(), "element:" + ELEMENT_NAMES[m.group(1).lower()]))
         c_start = cx.clause_start(norm, run.s_start, n.start, 60)
         bases: list[tuple[int, str]] = []
         for pattern, basis in ((_ATOM_BEFORE, "atom"), (_FU_BEFORE, "fu"), (_CELL_BEFORE, "cell")):
@@ -1034,6 +1122,10 @@ class MagnetismReader(_DFTReader):
             found.append((m.start(), max(named)[1] if named else "cell"))
         if found:
             return max(found)[1]
+        if prev is not None and prev.unit.startswith("muB") and _OPEN_ASIDE.fullmatch(norm, prev.end, n.start):
+            inherited = scan.memo.get(("basis", prev.index))
+            if inherited is not None and inherited.startswith("element:"):
+                return inherited  # "Each Mn carries about 3.0 µB (neutron diffraction; GGA gives 3.2 µB)": the same site
         if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end):
             # "it carries 2 µB", "the spin-only moment is 4 µB", "3.7 µB per magnetic ion": the ion named earlier
             symbol = None

@@ -1,0 +1,180 @@
+"""Reader rules found by the w14 dev batch of the claim corpus (issue #12): pixel sizes written beside pixel counts,
+process and reference sizes, two-column CSV blocks, local gaps of semimetals, values handed to another phase,
+site moments paired "respectively" or named in words, other minerals introduced mid-sentence, and the speed of long
+lists. One test per rule, each with a case written fresh here (not copied from the corpus)."""
+
+from __future__ import annotations
+
+import time
+
+from matpcr.records import Item
+from matpcr_plugins.claims.reader import MAX_REJECTED
+from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
+from matpcr_plugins.raman.oracle import RamanOracle
+from matpcr_plugins.sem.oracle import SEMOracle
+
+RAMAN, SEM = RamanOracle(), SEMOracle()
+STABILITY, METALLICITY, MAGNETISM = StabilityOracle(), MetallicityOracle(), MagnetismOracle()
+
+GARNET_Q = ("Measured Raman spectrum of Andradite (Ca3Fe2(SiO4)3), excited at 532 nm. Columns: Raman shift (cm⁻¹) and "
+            "intensity:\n352.0 9100\n370.8 4000\n516.2 3100\n875.9 12000\nAt which Raman shifts are the main bands?")
+MAGNET_Q = ("Material: CoPt, space group P4/mmm (123), 2 atoms in the computational cell.\nAccording to spin-polarised "
+            "density-functional (PBE/GGA) calculations, is CoPt magnetic? If it is, give its total magnetic moment in µB "
+            "per formula unit.")
+GAP_Q = ("Material: {f}, space group Fm-3m (225), 2 atoms in the computational cell.\nAccording to density-functional "
+         "(PBE/GGA) calculations, is {f} metallic (zero band gap) or does it have a band gap? If it has one, give its "
+         "size in eV.")
+
+
+def item(question: str) -> Item | None:
+    return Item(id="t", task="t", constraint="", modality="text", text=question) if question else None
+
+
+def claims(oracle: object, text: str, question: str = "") -> list[tuple[str, object, str]]:
+    return [(c.kind, c.value, c.unit) for c in oracle.read(text, item(question)).claims]  # type: ignore[attr-defined]
+
+
+def values(oracle: object, text: str, question: str = "", kind: str | None = None) -> list[object]:
+    return [v for k, v, _ in claims(oracle, text, question) if kind is None or k == kind]
+
+
+def reasons(oracle: object, text: str, question: str = "") -> dict[str, str]:
+    return {c.text.strip(): c.reason for c in oracle.read(text, item(question)).rejected}  # type: ignore[attr-defined]
+
+
+# -- sem -------------------------------------------------------------------------------------------------
+def test_the_size_beside_a_pixel_count_is_the_pixel_size() -> None:
+    assert values(SEM, "The rod is 64 px × 12.5 nm = 800 nm long.") == [800.0]
+    assert values(SEM, "Some 1.2 µm across (48 px at 25 nm each), the grain is the largest here.") == [1200.0]
+    assert values(SEM, r"\SI{40}{px} \times \SI{7.5}{\nano\metre\per px} = \SI{300}{\nano\metre}") == [300.0]
+    # a size that follows "px ×" without a pixel count is still a size ("the 3 × 40 nm grid")
+    assert values(SEM, "Two pores, 40 nm and 55 nm across.") == [40.0, 55.0]
+
+
+def test_process_conditions_and_reference_sizes_are_not_features() -> None:
+    chain = ("The YSZ layer is 180 µm thick. It was sprayed at a 120 mm spray distance onto a 2 mm nominal substrate; "
+             "the design thickness was 200 µm and the roughness Ra ≈ 5 µm by profilometry.")
+    assert values(SEM, chain) == [180000.0]
+    chain = "- synthesis target: 90 nm\n- measured: 97 nm"
+    assert values(SEM, chain) == [97.0]
+    chain = "The parent crystals measured 410 nm on an earlier micrograph; after pyrolysis the cube is 330 nm."
+    assert values(SEM, chain) == [330.0]
+
+
+def test_a_section_marked_as_context_holds_no_sizes() -> None:
+    chain = "## Measurement\nThe tube bundle is 42 µm tall.\n\n## Growth (for context)\nFe (2 nm) on Al2O3 (15 nm), 3 µm/min.\n"
+    assert values(SEM, chain) == [42000.0]
+
+
+def test_a_unit_exponent_does_not_cross_a_line() -> None:
+    chain = "1. the large dimple is 9.5 µm\n2. the small ones are 2 µm"
+    assert values(SEM, chain) == [9500.0, 2000.0]
+    assert "4.5 µm2" in reasons(SEM, "The area is 4.5 µm2, the width 2.1 µm.")
+
+
+def test_features_between_features_are_sizes() -> None:
+    assert values(SEM, "Fine dimples of about 0.8 µm between them.") == [800.0]
+
+
+# -- metallicity -----------------------------------------------------------------------------------------
+def test_a_two_column_csv_block_gives_its_cells_the_header() -> None:
+    chain = "method,gap_eV\nPBE,0.00\nHSE06,0.31\nexp,0.29\n\nAnswer: metallic"
+    assert sorted(values(METALLICITY, chain, GAP_Q.format(f="HgTe"), kind="band_gap")) == [0.0, 0.29, 0.31]
+    # a prose line with one comma is not a CSV header
+    assert values(METALLICITY, "Gap, roughly\n0.8 eV, direct.\nAnswer: gapped", GAP_Q.format(f="GaSb"),
+                  kind="band_gap") == [0.8]
+
+
+def test_gaps_at_the_crossings_of_a_semimetal_are_local() -> None:
+    chain = ("PtSn4 is a Dirac nodal-arc semimetal. Spin-orbit coupling opens small gaps, about 15 meV, at the Dirac "
+             "points, but there is no global gap.\nAnswer: metallic")
+    assert values(METALLICITY, chain, GAP_Q.format(f="PtSn4"), kind="band_gap") == []
+
+
+def test_a_value_handed_to_another_phase_after_an_apology_is_withdrawn() -> None:
+    chain = ("The cubic phase has a PBE gap of 1.3 eV. Sorry — 1.3 eV is what the tetragonal phase gives; the cubic "
+             "cell comes out at 0.9 eV.\nAnswer: gapped, 0.9 eV")
+    assert values(METALLICITY, chain, GAP_Q.format(f="CsPbI3"), kind="band_gap") == [0.9]
+
+
+# -- magnetism -------------------------------------------------------------------------------------------
+def test_moments_paired_respectively_go_to_their_elements() -> None:
+    chain = "Co and Pt carry 1.8 and 0.38 µB respectively, 2.2 µB per formula unit.\nAnswer: magnetic, 2.2 µB/f.u."
+    assert set(claims(MAGNETISM, chain, MAGNET_Q)) >= {("magnetic_moment", 1.8, "muB/element:Co"),
+                                                      ("magnetic_moment", 0.38, "muB/element:Pt")}
+
+
+def test_site_moments_in_notation_words_tables_and_asides() -> None:
+    assert ("magnetic_moment", 1.8, "muB/element:Co") in claims(MAGNETISM, "m(Co) ≈ 1.8 µB, m(Pt) ≈ 0.38 µB.", MAGNET_Q)
+    assert ("magnetic_moment", 0.38, "muB/element:Pt") in claims(MAGNETISM, "m(Co) ≈ 1.8 µB, m(Pt) ≈ 0.38 µB.", MAGNET_Q)
+    assert ("magnetic_moment", 0.38, "muB/element:Pt") in claims(MAGNETISM, "platinum is weakly polarised (0.38 µB).",
+                                                                 MAGNET_Q)
+    assert ("magnetic_moment", 1.7, "muB/element:Co") in claims(
+        MAGNETISM, "Each Co carries about 1.8 µB (neutron data; GGA gives 1.7 µB).", MAGNET_Q)
+    table = "| atom | m (µB), PBE |\n|---|---|\n| Co | 1.81 |\n| Pt | 0.37 |\n"
+    assert {("magnetic_moment", 1.81, "muB/element:Co"), ("magnetic_moment", 0.37, "muB/element:Pt")} \
+        <= set(claims(MAGNETISM, table, MAGNET_Q))
+    # "muffin-tin" is not tin, and "Mn(II)" is a site, not a formula with iodine
+    assert ("magnetic_moment", 1.6, "muB/element:Co") in claims(MAGNETISM, "Each Co muffin-tin sphere holds 1.6 µB.",
+                                                                MAGNET_Q)
+
+
+def test_spin_and_orbital_parts_and_higher_states_are_not_the_moment() -> None:
+    chain = ("GGA+SOC gives 2.0 µB on each Co (1.8 µB spin, 0.2 µB orbital). A ferromagnetic start relaxes to about "
+             "3.1 µB/f.u., which lies well above the ground state.\nAnswer: magnetic")
+    got = set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert ("magnetic_moment", 2.0, "muB/element:Co") in got
+    assert not {v for k, v, _ in got if k == "magnetic_moment"} & {1.8, 0.2, 3.1}
+
+
+def test_a_landé_product_is_not_an_exchange_setting() -> None:
+    chain = "Each Co carries close to gJ·J = 3 µB in this picture."
+    assert ("magnetic_moment", 3.0, "muB/element:Co") in claims(MAGNETISM, chain, MAGNET_Q)
+
+
+# -- raman -----------------------------------------------------------------------------------------------
+def test_other_minerals_named_mid_sentence_are_not_the_sample() -> None:
+    chain = ("The strongest band, 875.9 cm⁻¹, is the Si–O stretch; in grossular this mode is shifted down to about "
+             "879 cm⁻¹... almandine (Fe²⁺) has it at ~916 cm⁻¹, spessartine around 905 cm⁻¹.")
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+    chain = "Uvarovite, for comparison, shows its main band near 880 cm⁻¹. Here it is 875.9 cm⁻¹."
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+    chain = "In hydrous CuSO4 (chalcanthite) the same mode sits higher, around 984 cm⁻¹; here it is at 875.9 cm⁻¹."
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+
+
+def test_an_author_year_citation_marks_a_literature_value() -> None:
+    chain = "Published spectra (Hofmeister & Chopelas, 1991) put the strongest band at 874 cm⁻¹; ours is 875.9 cm⁻¹."
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+
+
+def test_a_number_in_a_compound_word_takes_no_unit() -> None:
+    chain = "The band tracks the ring size: 4-rings give 470–520 cm⁻¹, 6-rings 300–400 cm⁻¹. Answer: 516.2 cm⁻¹"
+    assert values(RAMAN, chain, GARNET_Q) == [516.2]
+
+
+# -- long lists ------------------------------------------------------------------------------------------
+def test_a_long_hull_list_is_read_in_linear_time() -> None:
+    """Behaviour, not a timing target: the reader must not rescan a list from its head for every member. Reading
+    8× the list may take at most ~30× as long (quadratic growth would be ~64×)."""
+    def chain(n: int) -> str:
+        return "E_hull = " + ", ".join(f"{i % 97 + 0.5} meV/atom" for i in range(n))
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            STABILITY.read(text)
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    small, large = best(chain(500)), best(chain(4000))
+    assert large < 30 * small + 0.05
+
+
+def test_unlisted_rejections_are_counted_not_judged() -> None:
+    chain = " ".join(f"{i}.5" for i in range(3 * MAX_REJECTED))  # bare numbers, none a claim
+    extraction = RAMAN.read(chain)
+    assert not extraction.claims
+    assert len(extraction.rejected) == MAX_REJECTED
+    assert f"{2 * MAX_REJECTED} further rejected numbers not listed" in extraction.notes
