@@ -1,7 +1,8 @@
-"""Reader rules found by the w14 dev batch of the claim corpus (issue #12): pixel sizes written beside pixel counts,
-process and reference sizes, two-column CSV blocks, local gaps of semimetals, values handed to another phase,
-site moments paired "respectively" or named in words, other minerals introduced mid-sentence, and the speed of long
-lists. One test per rule, each with a case written fresh here (not copied from the corpus)."""
+"""Reader rules found by the w14 and w15 dev batches of the claim corpus (issue #12): pixel sizes written beside pixel
+counts, process and reference sizes, two-column CSV blocks, local gaps of semimetals, values handed to another phase,
+site moments paired "respectively" or named in words, other minerals introduced mid-sentence, laser-side and
+infrared numbers beside bands, candidate fingerprints, denied values, and the speed of long lists. One test per rule,
+each with a case written fresh here (not copied from the corpus)."""
 
 from __future__ import annotations
 
@@ -178,3 +179,91 @@ def test_unlisted_rejections_are_counted_not_judged() -> None:
     assert not extraction.claims
     assert len(extraction.rejected) == MAX_REJECTED
     assert f"{2 * MAX_REJECTED} further rejected numbers not listed" in extraction.notes
+
+
+# -- w15 -------------------------------------------------------------------------------------------------
+def test_laser_side_numbers_are_not_bands() -> None:
+    chain = ("- edge filter cut-on: ~70 cm⁻¹\n- Rayleigh line (0 cm⁻¹) blocked\n- at room temperature kT ≈ 207 cm⁻¹\n"
+             "- the 875.9 cm⁻¹ band is scattered at 11858 cm⁻¹\nAnswer: 875.9 cm⁻¹")
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+
+
+def test_infrared_bulk_and_certified_values_are_not_the_spectrum() -> None:
+    chain = ("An FTIR spectrum of the same grain shows its strongest absorption at 963 cm⁻¹. In bulk andradite it "
+             "stiffens to about 880 cm⁻¹; the ASTM value of 801.3 cm⁻¹ was used for calibration. The Raman band is at "
+             "875.9 cm⁻¹.")
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+    chain = "TO at 796 cm⁻¹ and LO at 972 cm⁻¹ in unstrained bulk; here the strongest row is 875.9 cm⁻¹."
+    assert 972.0 not in values(RAMAN, chain, GARNET_Q)
+
+
+def test_bands_introduced_by_a_verb_with_by_are_bands() -> None:
+    chain = "The Si–O stretch at 875.9 cm⁻¹ is accompanied by 516.2 cm⁻¹, and the bend is represented by 352.0 cm⁻¹."
+    assert values(RAMAN, chain, GARNET_Q) == [875.9, 516.2, 352.0]
+
+
+def test_a_candidates_expected_bands_are_not_the_samples() -> None:
+    chain = ("**Candidate 1 — grossular.** Expected strongest band ≈ 879 cm⁻¹, plus 548 and 371 cm⁻¹. No row near 879.\n"
+             "Answer: 875.9 cm⁻¹, 352.0 cm⁻¹")
+    assert values(RAMAN, chain, GARNET_Q) == [875.9, 352.0]
+
+
+def test_counterfactual_and_expected_sizes_are_not_sizes() -> None:
+    chain = "The cube is 3.55 µm across. Had the bar been misread as 2 µm, it would give only 1.42 µm."
+    assert values(SEM, chain) == [3550.0]
+    chain = "The whisker is 3.2 µm long. At a higher current one would expect thinner whiskers, of order 200 nm."
+    assert values(SEM, chain) == [3200.0]
+
+
+def test_sizes_of_other_techniques_set_off_by_a_comma_are_not_sizes() -> None:
+    chain = ("By SEM the mesocrystal is 568 nm across. That is far above the Scherrer size from the (101) reflection, "
+             "21 nm, and the BET-equivalent diameter, 46 nm; an eddy-current gauge read 15.1 µm for the coat, which was "
+             "polished down to 0.05 µm colloidal silica.")
+    assert values(SEM, chain) == [568.0]
+    chain = "- coat: 25 µm — from the cross-section, not from this image\n- grain: 640 nm"
+    assert values(SEM, chain) == [640.0]
+    chain = "The Ag templates were 60 nm on an edge, measured on an earlier micrograph; the cages are 71 nm."
+    assert values(SEM, chain) == [71.0]
+
+
+def test_a_value_the_chain_denies_is_dropped() -> None:
+    chain = "I considered multiplying by √2 (→ 20.9 µm), but the length is not 20.9 µm: it is 14.8 µm."
+    assert values(SEM, chain) == [14800.0]
+
+
+def test_gap_lookalikes_named_after_the_number() -> None:
+    q = GAP_Q.format(f="GeSe")
+    chain = ("- 1.10 eV — PBE, indirect\n- 1.21 eV — PBE, lowest direct transition\n- 0.9 eV — SnS in the same "
+             "structure\n- Nd:YAG lases at 1064 nm (1.17 eV photons)\n- the PBE gap is some 0.5 eV short of the "
+             "1.6 eV measured\nAnswer: gapped, 1.10 eV")
+    assert sorted(values(METALLICITY, chain, q, kind="band_gap")) == [1.1, 1.6]
+
+
+def test_more_gap_lookalikes() -> None:
+    q = GAP_Q.format(f="Bi2Se3")
+    chain = ("Slab calculations give a Dirac-point gap of ~60 meV. If the strained cell is used instead, PBE opens "
+             "~20 meV. The lattice constant of Bi2Se3 is 4.14 eV. A second gap of ~0.6 eV separates this split-off "
+             "band from the main conduction band.\nAnswer: gapped, 0.3 eV")
+    assert values(METALLICITY, chain, q, kind="band_gap") == [0.3]
+    assert values(METALLICITY, '{"Eg_expt_eV": 7.9, "metallic": false}', GAP_Q.format(f="LiCl"),
+                  kind="band_gap") == [7.9]
+
+
+def test_site_moments_after_words_and_sentences() -> None:
+    chain = "It orders below T_N ≈ 480 K: the two Mn, 3.9 µB each, point opposite ways."
+    assert ("magnetic_moment", 3.9, "muB/element:Mn") in claims(MAGNETISM, chain, MAGNET_Q)
+    chain = "Y is polarised antiparallel (−0.3 µB), while Al is slightly antiparallel at −0.05 µB."
+    got = set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert {("magnetic_moment", -0.3, "muB/element:Y"), ("magnetic_moment", -0.05, "muB/element:Al")} <= got
+    assert ("magnetic_moment", 4.6, "muB/element:Mn") in claims(MAGNETISM, "Answer: magnetic, 5 µB/f.u. (4.6 µB of it on Mn²⁺)",
+                                                                MAGNET_Q)
+    chain = "Co²⁺ sits on the A site and Cr³⁺ on the B sites. Both carry 3 µB."
+    assert {("magnetic_moment", 3.0, "muB/element:Co"), ("magnetic_moment", 3.0, "muB/element:Cr")} \
+        <= set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert 0.15 not in values(MAGNETISM, "- GGA+U: 4.55 µB on Mn, 0.15 µB interstitial", MAGNET_Q)
+
+
+def test_hull_keys_and_inversion_energies() -> None:
+    assert claims(STABILITY, '{"formula": "Co3O4", "e_above_hull_meV_atom": 0}') == [("e_above_hull", 0.0, "eV/atom")]
+    chain = "Na3Bi is on the hull; it owes its fame to a band inversion of about 0.3 eV at Γ.\nAnswer: stable"
+    assert values(STABILITY, chain, kind="e_above_hull") == []

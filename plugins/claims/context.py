@@ -41,7 +41,7 @@ REJECTED_LINE_AFTER = re.compile(r"[^\n]{0,80}?(?:\(\s*(?:rejected|discarded|rul
 # outside the window"
 WOULD_AFTER = re.compile(r"\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
 # a sentence that sets other phases or things against the asked one: "For comparison, celestine has ν₁ at 1000 cm⁻¹"
-COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to))\b", re.I)
+COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to)|for\s+reference)\b", re.I)
 # a sentence whose subject is negated: "No D or G band (≈1350 and ≈1580 cm⁻¹) is present."
 NO_SUBJECT = re.compile(r"\W*(?:no|none\s+of|neither)\b(?![-\w])", re.I)
 PRESENT_AFTER = re.compile(r"[^;:]{0,40}?\b(?:is|are|was|were)\s+(?:present|seen|observed|visible|detected|found)\b", re.I)
@@ -54,6 +54,8 @@ VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|est
                                    r"\s*(?:and\s+\d+(?:\.\d+)?\s*)?(?:cm-1\s*)?(?:bands?|peaks?|lines?|reflections?)\s+(?:is|are)\s+"
                                    r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
 # "Sorry — 0.9 eV is what the orthorhombic γ phase gives": an apology, then the value handed to something else
+# "the length is not 20.9 µm": the chain denies the value
+VALUE_DENIED_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+not\s+(?:about\s+|around\s+|~\s*)?$", re.I)
 APOLOGY_BEFORE = re.compile(r"\b(?:sorry|oops|correction|my mistake)\b\s*[—–:,;-]*\s*$", re.I)
 REASSIGNED_AFTER = re.compile(r"\s*(?:is|was)\s+(?:actually\s+|really\s+)?(?:what|the\s+(?:value|gap|number|figure)\s+(?:of|for)|"
                               r"for|from)\b", re.I)
@@ -96,7 +98,7 @@ FACTOR_BEFORE = re.compile(r"\bfactors?\s*(?:of\s*|\(\s*)?(?:≈|~|about|approxi
 # a literature citation in the sentence before the number: "Dawson et al. [12] reported it at 3652 cm⁻¹ …"
 CITATION = re.compile(r"\bet al\b|\[\d{1,3}(?:[,–-]\d{1,3})*\]|\(\s*(?:19|20)\d\d\s*\)|"
                       r"\((?-i:[A-Z])[^()\n\d]{1,50}?,\s*(?:19|20)\d\d[a-z]?\s*\)", re.I)  # "(Kolesov & Geiger, 1998)"
-UNCERTAINTY = attached(r"±|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
+UNCERTAINTY = attached(r"±|\bagreement\s+(?:to|within)\b|\buncertaint(?:y|ies)\b|\berrors?(?: bars?)?\b|\bprecision\b|\baccuracy\b|\btolerance\b|"
                        r"\bwithin\b|\bdeviations?\b|\bσ|\bstandard deviation\b|\bstd\.?\b|\berror of\b|\b\+/-")
 TEMPERATURE = attached(r"\btemperatures?\b|\bT\s*=|\bT_\w+\s*=|\banneal(?:ed|ing)?\b|\bcalcin(?:ed|ation)\b|\bsinter(?:ed|ing)\b|"
                        r"\bheated\b|\bheating\b|\bcooled\b|\bmelting point\b|\bT_?[cmN]\b|\bCurie\b|\bNéel\b|\bNeel\b")
@@ -115,16 +117,19 @@ WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradi
                       r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
 DIFFERENCE = attached(r"\b(?:separation|splitting|difference)\s*,|\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
-                      r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|\bby\b|\bdrift(?:ed|s)?\b")
+                      r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|"
+                      r"(?<!accompanied )(?<!followed )(?<!represented )(?<!flanked )(?<!joined )(?<!dominated )(?<!given )"
+                      r"(?<!marked )(?<!led )\bby\b|\bdrift(?:ed|s)?\b")
 
 # a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
-WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:add|sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|read|become|yield|"
+WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:expect|predict|need|require|add|sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|push|raise|lower|read|become|yield|"
                    r"show|have|display|exhibit|produce|look|contain)\b"
-                   r"(?:[^.\n;]|\.(?=\d)){0,70}$", re.I)  # a decimal point ("2 × 1332.5 = 2665") does not end the clause
+                   r"(?:[^.\n;]|\.(?=\d)|\b(?:e\.g|i\.e|cf)\.){0,70}$", re.I)  # a decimal point ("2 × 1332.5 = 2665") does not end the clause
 # "the separation between A1g and E2g is 24.8 cm-1": a difference of two values, not a value
 BETWEEN_DIFFERENCE = re.compile(r"\b(?:separation|difference|splitting|spacing|offset|shift)\s+between\b[^.\n]{0,40}$", re.I)
 # a difference written after its number: "a Kα2 shoulder 0.1° higher", "bands 24 cm⁻¹ apart", "50 nm larger"
-DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|(?:down|up|red|blue)-?shift(?:ed|s)?|splitting|difference|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
+DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+one)\s+of|(?:below|above|under|over)\s+the\s+"
+                              r"(?:bulk|reference|literature|unstrained|relaxed|expected|nominal)\s+(?:value|position|line|band)|(?:down|up|red|blue)-?shift(?:ed|s)?|splitting|difference|higher|lower|apart|away|further|wider|narrower|larger|smaller|bigger|shorter|"
                               r"longer|between\s+(?:them|the|these|those|both|its|their))\b", re.I)
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
@@ -148,7 +153,7 @@ NON_COMMITMENT = re.compile(r"\b(?:can't tell|cannot tell|can not tell|not sure|
 HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|i guess)\b", re.I)
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
-COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$", re.I)
+COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
 RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
@@ -235,15 +240,64 @@ class Sentences:
         return self.bounds(end)
 
 
+_MARKS: dict[int, tuple[str, list[int], list[int]]] = {}
+
+
+def _clause_marks(text: str) -> tuple[list[int], list[int]]:
+    """Every clause break of ``text`` (starts and ends), found once per text: a chain asks for thousands of clauses."""
+    cached = _MARKS.get(id(text))
+    if cached is not None and cached[0] is text:
+        return cached[1], cached[2]
+    starts, ends = [], []
+    for m in _CLAUSE_END.finditer(text):
+        starts.append(m.start())
+        ends.append(m.end())
+    if len(_MARKS) >= 16:
+        _MARKS.clear()
+    _MARKS[id(text)] = (text, starts, ends)
+    return starts, ends
+
+
+_NEWLINES: dict[int, tuple[str, list[int]]] = {}
+
+
+def _newlines(text: str) -> list[int]:
+    cached = _NEWLINES.get(id(text))
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    found = [m.start() for m in re.finditer("\n", text)]
+    if len(_NEWLINES) >= 16:
+        _NEWLINES.clear()
+    _NEWLINES[id(text)] = (text, found)
+    return found
+
+
+def line_start(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` starts (``text.rfind("\\n", 0, pos) + 1``, a bisect away for a 1 MB line)."""
+    marks = _newlines(text)
+    i = bisect.bisect_left(marks, pos)
+    return marks[i - 1] + 1 if i > 0 else 0
+
+
+def line_end(text: str, pos: int) -> int:
+    """Where the line holding ``pos`` ends (``text.find("\\n", pos)``, -1 on the last line)."""
+    marks = _newlines(text)
+    i = bisect.bisect_left(marks, pos)
+    return marks[i] if i < len(marks) else -1
+
+
 def clause_start(text: str, sent_start: int, pos: int, width: int = 80) -> int:
     """Where the clause holding ``pos`` begins: the last comma/semicolon/colon/"but" before it in its sentence."""
     lo = max(sent_start, pos - width)
-    last = lo
-    for m in _CLAUSE_END.finditer(text, lo, pos):
-        if text[m.start()] == "(" and text.find(")", m.end(), pos) >= 0:
-            continue  # a closed parenthesis before the number ("no (111) peak near 43.5°") is an aside, not a break
-        last = m.end()
-    return last
+    starts, ends = _clause_marks(text)
+    k = bisect.bisect_left(starts, pos) - 1
+    while k >= 0 and starts[k] >= lo:
+        end = ends[k]
+        # a closed parenthesis before the number ("no (111) peak near 43.5°") is an aside, not a break
+        if end <= pos and not (text[starts[k]] == "(" and text.find(")", end, pos) >= 0):
+            return end
+        k -= 1
+    return lo
 
 
 def open_paren(text: str, lo: int, pos: int) -> int:
@@ -379,9 +433,10 @@ MINERAL_SUBJECT = re.compile(r"(?:'s|’s)|\s*\((?=\s*(?:≈|~|about|approx\.?|a
                              r"(?:has|have|had|shows?|exhibits?|displays?|would|sits?|lies|puts?|gives?|near\b|[—–:~≈]|-\s|at\b|"
                              r"around\b|about\b|whose\b|is\s+shifted|shifts?\b|moves?\b|appears?\b|occurs?\b)", re.I)
 # any name given its own band ("pararealgar has its strongest band at 232 cm⁻¹"): a mineral, whatever its name
-NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s*(?:\([^()\n]{1,30}\)\s*)?\)?\s*(?:(?:also\s+)?has\s+its\b|"
+NAMED_BAND = re.compile(r"\b([a-z][a-z-]{3,})\s*(?:\([^()\n]{1,30}\)\s*)?\)?\s*(?:(?:,[^,.;\n]{1,40},\s*)?(?:also\s+)?has\s+its\b|"
                         r"the\s+same\s+(?:mode|band|line|vibration|stretch)\s+(?:sits|lies|appears|occurs|is\s+at)\b|"
-                        r",\s*(?:for|by|in)\s+(?:comparison|contrast),\s*(?:also\s+)?(?:has|shows|gives|puts|displays)\s+its\b)", re.I)
+                        r",\s*(?:for|by|in)\s+(?:comparison|contrast),\s*(?:also\s+)?(?:has|shows|gives|puts|displays)\s+its\b|"
+                        r"(?<=[a-z])(?:'s|’s)\s+[^,.;\n]{0,30},\s*(?:by|in)\s+(?:contrast|comparison),)", re.I)
 # the sample said to be that mineral: "This powder is anatase: Eg at 144 cm⁻¹"
 IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consistent with|typical of|indicates|points to)\s+"
                                r"(?:an?\s+|the\s+)?(?:pure\s+|clearly\s+)?$", re.I)

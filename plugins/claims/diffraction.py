@@ -196,7 +196,7 @@ class DiffractionReader(QuantityReader):
         if lead is not None and _REFERENCE_CLAUSE.search(norm, *lead):
             return "other_property"  # "0.6% larger than bulk BFO (3.94 Å)"
         question = getattr(scan.item, "text", None) or ""
-        line_start = norm.rfind("\n", 0, hi) + 1
+        line_start = cx.line_start(norm, hi)
         if cx.other_mineral(norm, max(run.s_start, line_start, hi - 200), max(cx.clause_start(norm, run.s_start, hi, 80),
                                                                             line_start, hi - 60), hi, question) \
                 or _NOT_ASKED_AFTER.search(norm, head.end, min(run.s_end, head.end + 120)):

@@ -32,7 +32,8 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
-                    r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b",
+                    r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b|"
+                    r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -57,7 +58,11 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|"
                               rf"\s*(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|\s*nominal\b|"
                               rf"\s*(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|second|another|other|different|separate)\s+"
-                              rf"(?:[\w-]+\s+)?(?:micrograph|image|frame)s?\b", re.I)
+                              rf"(?:[\w-]+\s+)?(?:micrograph|image|frame)s?\b|"
+                              rf"[^.;\n]{{0,40}}?\b(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|separate)\s+"
+                              rf"(?:[\w-]+\s+)?(?:micrograph|image|frame|grid)s?\b|"
+                              rf"\s*[—–-]+\s*from\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
+                              rf"[^.\n]{{0,40}}?\bnot\s+(?:from|in|on)\s+this\s+(?:image|micrograph|frame)\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
 _IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|\bbeam spot\b|"
@@ -83,7 +88,9 @@ _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
-                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+# a value set off by a comma after the noun it belongs to: "the Scherrer size from the (101) reflection, 21 nm"
+_APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
 # a pixel's size, not a feature's: "79 px × 25 nm", "52 px at 5 nm each", "6.25 nm\per px", "8 nm px^-1"
 _PIXEL_COUNT_BEFORE = re.compile(r"\d\s*(?:px|pixels?)\s*(?:×|x|\*|·|at|of)\s*$", re.I)
 _PER_PIXEL_AFTER = re.compile(r"\s*(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
@@ -112,6 +119,8 @@ class MicroscopyReader(QuantityReader):
         if _PREP_AFTER.match(scan.norm, run.head.end):
             return "instrument_setting"
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
+        if clause > run.s_start and scan.norm[clause - 1] == "," and _APPOSITION.fullmatch(scan.norm, clause, run.head.start):
+            clause = cx.clause_start(scan.norm, run.s_start, clause - 1, 80)  # "the BET-equivalent diameter, 46 nm"
         if _SPREAD_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 25), run.head.start):
             return "uncertainty"
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon

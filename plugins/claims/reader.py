@@ -53,7 +53,7 @@ _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
 _WITHDRAW_WORDS = re.compile(r"scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake| off|absent|missing|"
-                             r"not (?:seen|observed|present)|sorry|oops|correction", re.I)
+                             r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not", re.I)
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -435,7 +435,8 @@ class QuantityReader:
         lo = max(0, n.start - 16)
         return bool(cx.VALUE_WITHDRAWN_BEFORE.search(norm, lo, n.start)
                     or (cx.THE_BEFORE.search(norm, lo, n.start) and cx.VALUE_WITHDRAWN_AFTER.match(norm, n.end))
-                    or (cx.APOLOGY_BEFORE.search(norm, lo, n.start) and cx.REASSIGNED_AFTER.match(norm, n.end)))
+                    or (cx.APOLOGY_BEFORE.search(norm, lo, n.start) and cx.REASSIGNED_AFTER.match(norm, n.end))
+                    or (n.unit != "" and cx.VALUE_DENIED_BEFORE.search(norm, lo, n.start) is not None))
 
     def finish(self, scan: Scan, extraction: Extraction) -> None:
         """Family additions after the pass over numbers (e.g. a named radiation, a class statement)."""
@@ -695,9 +696,9 @@ class QuantityReader:
         if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
             return "retracted"
         if self.superseded_answers and scan.answer is not None and head.start < scan.answer[0]:
-            line = norm.rfind("\n", 0, head.start) + 1
+            line = cx.line_start(norm, head.start)
             if _ANSWER_LINE.match(norm, line):
-                end = norm.find("\n", head.start)
+                end = cx.line_end(norm, head.start)
                 if end >= 0 and _REVISION.search(norm, end, scan.answer[0]):
                     return "retracted"  # "Answer: gapped, 0.6 eV … On reflection, … Answer: metallic": a superseded answer
         if cx.HEDGE.search(norm, run.lo, head.start) and cx.ALTERNATIVES.search(norm, run.lo, min(run.s_end, head.end + 60)):

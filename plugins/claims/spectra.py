@@ -18,7 +18,7 @@ _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
                           r"\bpixel\b|\bbin(?:\s+width)?\b|\bbinned\b|\bmax-pooled\b|\bsampling\b|\blaser\b|\bexcitation\b|"
                           r"\bpower\b|\bcut-?off\b|\bwidths?\s*,|\bprominence\b|\bthreshold\b|\bsignal-to-noise\b|\bS/N\b|\bSNR\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
-                          r"\bscattered\s+(?:light|photons?|line)\b")
+                          r"\bscattered\s+(?:light|photons?|line|at)\b|\bcut-?on\b|\bRayleigh\b|\bk_?B?T\s*[≈=~]")
 # an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
 # an offset from the laser line is not a band: "the R line at 685 nm, about 4200 cm⁻¹ from the 532 nm laser"
 _FROM_LASER_AFTER = re.compile(r"\s*(?:away\s+)?from\s+the\s+(?:\d+(?:\.\d+)?\s*nm\s+)?(?:laser|excitation|exciting|Rayleigh)\b", re.I)
@@ -36,7 +36,8 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\bet al\b|\bwho\s+reports?\b|\bpublished\b|\btextbook\b|\bref\.|\brecogni[sz]ed\s+by\b|"
                        r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|"
                        r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
-                       r"\bexpected\s+(?:near|at|around)\s*$", re.I)
+                       r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
+                       r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -53,7 +54,7 @@ _EXPLICIT = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|
 _ARTEFACT = re.compile(r"\bcosmic[- ]rays?\b|\bspikes?\b|\bartefacts?\b|\bartifacts?\b|\bplasma lines?\b|"
                        r"\b(?:from|than|relative to|compared (?:to|with)|vs\.?|versus)\s+(?:the\s+)?(?:bulk|pristine|undoped|unstrained|"
                        r"unstressed|free-standing|free|stress-free|strain-free|relaxed|intrinsic|reference)\b|\bbulk\s+(?:value|reference)\b|"
-                       r"\bfor comparison\b", re.I)
+                       r"\bfor comparison\b|\bRayleigh\b", re.I)
 
 
 # a reference phase set against the sample in the same sentence: "Crystalline zircon has ν3 at 1008 cm⁻¹; this metamict
@@ -71,6 +72,12 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
 _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
                              r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
                              r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)", re.I)
+# a sentence that lists what a candidate phase should show: "Expected strongest band ≈ 255 cm⁻¹, plus 452 and 716 cm⁻¹."
+_EXPECTED_LEAD = re.compile(r"[\s*_>#-]*(?:expected|predicted|anticipated)\b", re.I)
+# a reference form named after the numbers: "TO at 796 cm⁻¹ and LO at 972 cm⁻¹ in unstrained bulk"
+_IN_REFERENCE_FORM_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|stress-free|strain-free|"
+                                      r"pure|free-standing)?\s*bulk\b|\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|"
+                                      r"stress-free|strain-free)\b", re.I)
 _IN_MINERAL_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
 _SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
@@ -155,7 +162,8 @@ class SpectraReader(QuantityReader):
                 return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
             if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
                 return "other_property"
-            if cx.COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start):
+            if cx.COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start) \
+                    or _EXPECTED_LEAD.match(norm, run.s_start):
                 return "other_property"
             header = column_header(scan, head.start)
             if header is not None and (_COMPUTED.search(header) or _ARTEFACT.search(header)):
@@ -163,7 +171,7 @@ class SpectraReader(QuantityReader):
             question = getattr(scan.item, "text", None) or ""
             if _pronoun_other_mineral(scan, run, question):
                 return "other_property"  # "Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹ too, …"
-            line_start = norm.rfind("\n", 0, head.start) + 1
+            line_start = cx.line_start(norm, head.start)
             near = max(clause, line_start, head.start - 60)
             if lead is not None:
                 near = min(near, max(lead[0], line_start))  # "distinguishes it from gypsum (≈1008 cm⁻¹)"
@@ -172,7 +180,8 @@ class SpectraReader(QuantityReader):
             in_mineral = _IN_MINERAL_AFTER.match(norm, run_end(scan, run))
             if in_mineral is not None and question and in_mineral.group(1).lower().rstrip("s") not in question.lower():
                 return "other_property"  # "634 cm⁻¹ here versus 612 cm⁻¹ in rutile"
-            if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end):
+            if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end) \
+                    or _IN_REFERENCE_FORM_AFTER.match(norm, run_end(scan, run)):
                 return "other_property"  # "… reported by Wang et al.", "the 1121.8 row is a cosmic-ray spike"
             if _cited(norm, max(run.s_start, head.start - 200), head.start):
                 return "other_property"  # "Dawson et al. [12] reported it at 3652 cm⁻¹ and … about 3656 cm⁻¹ at 80 K"

@@ -471,7 +471,7 @@ _HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|en
 # "sits above the hull by 38 meV/atom", "higher in energy than the hull by 0.1 eV/atom": the distance itself
 _HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+)?hull|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
                       r"(?:the\s+)?(?:convex\s+)?hull)?)\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
-_OTHER_ENERGY = re.compile(r"formation|ΔH|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
+_OTHER_ENERGY = re.compile(r"formation|ΔH|\binversion\b|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
                            r"phonon|polymorph|\b(?:(?:anti)?ferro|ferri|non-?)magnetic\s+(?:configuration|ordering|order|state|solution|"
@@ -560,7 +560,7 @@ def _unmarked_row(scan: Scan, pos: int) -> bool:
         return False
     top, end, line = block
     norm = scan.norm
-    line_end = norm.find("\n", pos)
+    line_end = cx.line_end(norm, pos)
     if _ASKED_MARK.search(norm, line, len(norm) if line_end < 0 else line_end):
         return False
     marked = scan.memo["marked"]
@@ -736,7 +736,7 @@ _OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|deco
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
                        r"relative to|overlap|density|\bvalleys?\b|\bset to\b|conduction state|valence state|plasmon|"
                        r"\b(?:old|older|earlier|historical|outdated|obsolete)\s+(?:\w+\s+)?(?:(?:reports?|values?|estimates?)\s+(?:of\s+)?)?$|"
-                       r"Δ_?\{?\s*SO|pseudo-?gap", re.I)
+                       r"Δ_?\{?\s*SO|pseudo-?gap|\blattice\s+(?:constant|parameter)s?\b", re.I)
 # another form of the material: "A 1T′ monolayer is … an insulator with a bulk gap of about 55 meV"
 _OTHER_FORM = re.compile(r"\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
 _FOR_COMPARISON = re.compile(r"\bfor\s+comparison\b", re.I)  # "anatase, for comparison, is 3.2 eV"
@@ -745,11 +745,20 @@ _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphas
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
-_OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype", re.I)
-_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
-                             r"optical\s+transition|exciton)", re.I)
-# "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"
-_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b", re.I)
+_OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype|\bDirac[- ]point\s+gap\b|"
+                        r"\bsurface(?:[- ]state)?\s+gap\b|\bslab\b", re.I)
+_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization|photons?)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
+                             r"optical\s+transition|exciton)|\s*short\s+of\b", re.I)
+# "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"; "~0.6 eV separates this
+# split-off band from the main conduction band"
+_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b|"
+                                r"\s*separates\s+[^.\n]{0,60}?\bfrom\s+[^.\n]{0,30}?conduction\s+band|"
+                                r"[^.\n]{0,80}?\bintra-?conduction-?band\b", re.I)
+# "- 1.38 eV — PBE, lowest direct transition": a direct transition named after the number
+_DIRECT_AFTER = re.compile(r"\s*[—–:-]\s*[^\n.;]{0,30}?\bdirect\s+(?:transition|gap)\b", re.I)
+# another compound named right after the value or in its aside: "- 0.9 eV — SnS in the same structure", "(LiH, for comparison: 3.0 eV)"
+_FORMULA_AFTER = re.compile(r"\s*[—–]\s*([A-Z][A-Za-z0-9]{1,15})\b")
+_FORMULA_COMPARED_BEFORE = re.compile(r"\(\s*([A-Z][A-Za-z0-9]{1,15})\s*,\s*(?:for\s+comparison|by\s+comparison|cf\.)\s*[:,]?\s*$", re.I)
 _BULLET_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 # "a 0.8 eV gap in the minority channel"
@@ -759,7 +768,8 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
                          r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
-                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b", re.I)
+                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
+                           r"\beV\s*[—–:-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
 _AT_CROSSINGS_AFTER = re.compile(r"[^.\n]{0,30}?\bat\s+(?:the|those|these|its|some)\s+(?:[\w-]+\s+)?(?:band\s+)?(?:crossings?|nodes?|"
                                  r"nodal\s+(?:lines?|points?)|Dirac\s+points?|Weyl\s+(?:points?|nodes?))\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
@@ -836,14 +846,20 @@ class MetallicityReader(_DFTReader):
         kind = None
         for m in _GAP_KIND.finditer(norm, max(run.s_start, n.start - 60), n.start + 1):  # +1: "direct 5.13 eV" looks ahead
             kind = m
-        if kind is not None and kind.group("direct") and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
+        if ((kind is not None and kind.group("direct")) or _DIRECT_AFTER.match(norm, n.end)) \
+                and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
+        named = _FORMULA_AFTER.match(norm, n.end) or _FORMULA_COMPARED_BEFORE.search(norm, max(run.s_start, n.start - 40), n.start)
+        if named is not None and getattr(scan, "asked", None) is not None:
+            comp = composition(named.group(1))
+            if comp is not None and comp != scan.asked:
+                return "other_property"  # "- 0.9 eV — SnS in the same structure, for comparison"
         if _AT_CROSSINGS_AFTER.match(norm, n.end) and _NO_GLOBAL.search(norm):
             return "other_property"  # "SOC opens tiny gaps, ~20 meV, at those crossings": local gaps of a semimetal
         if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
-        line = norm.rfind("\n", 0, head.start) + 1
+        line = cx.line_start(norm, head.start)
         lo = min(c_start, label_start)
         if _BULLET_LINE.match(norm, line) and head.start - line <= 100:
             lo = line  # "- the 3d–4s splitting at Γ away from the gap edge, about 2.6 eV": the bullet names the quantity
@@ -896,9 +912,9 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
-                       r"barely|hardly|weakly|(?:un|spin-?)?polari[sz]ed|"
+                       r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:(?:on|at|for|in|from)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|"
@@ -909,7 +925,7 @@ _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbita
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
-                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]", re.I)
+                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]|\s*interstitial\b", re.I)
 _IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
@@ -944,6 +960,7 @@ _ELEMENT_NAME = re.compile(r"(?<![\w-])(" + "|".join(ELEMENT_NAMES) + r")(?![\w-
 # an aside opened right after a site moment, still open at the next number
 _OPEN_ASIDE = re.compile(r"\s*\([^()\n]{0,80}")
 _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
+_EACH_AFTER = re.compile(r"\s*(?:each|apiece)\b", re.I)  # "the two Mn, 3.9 µB each"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
 _SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)*)\s*,?\s*and\s+([A-Z][a-z]?)(?![A-Za-z0-9])")
 
@@ -974,6 +991,10 @@ def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
         return bool(start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start))
     if start > 0 and norm[start - 1] in "+/":
         return False  # GGA+U, PBE+U
+    if symbol in ("K", "T") and re.search(r"\d\s*$", norm[max(0, start - 3):start]):
+        return False  # "T_N ≈ 480 K", "in 7 T": a unit, not potassium or tritium
+    if norm[max(0, start - 2):start] == "T_":
+        return False  # "T_N", "T_C": a transition temperature, not nitrogen or carbon
     if start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start) \
             or _MOMENT_OF_SITE.search(norm, max(0, start - 6), start):
         return True  # "m_Ni = 0.23 µB", "m_{Ni}", "m(Fe)": the element is the subscript or argument of a moment
@@ -1087,7 +1108,7 @@ class MagnetismReader(_DFTReader):
         paired = _respective_element(scan, run, n)
         if paired is not None:
             return "element:" + paired  # "Fe and Co carry about 2.75 and 1.75 µB respectively"
-        line = norm.rfind("\n", 0, n.start) + 1
+        line = cx.line_start(norm, n.start)
         row = _TABLE_ROW_SITE.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
             return "element:" + row.group(1)  # a table row labelled by its site: "| Co | 1.02 |", "| Fe(A) | −4.0 |"
@@ -1126,7 +1147,15 @@ class MagnetismReader(_DFTReader):
             inherited = scan.memo.get(("basis", prev.index))
             if inherited is not None and inherited.startswith("element:"):
                 return inherited  # "Each Mn carries about 3.0 µB (neutron diffraction; GGA gives 3.2 µB)": the same site
-        if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end):
+        each = _EACH.search(norm, max(run.s_start, n.start - 30), n.start)
+        if each is not None and each.start() - run.s_start <= 3:
+            prev_sentence = scan.sentences.previous(n.start)
+            if prev_sentence is not None:  # "Co²⁺ sits on A and Cr³⁺ on B. Both carry 3 µB.": the first ion (finish adds the rest)
+                for m in _ION.finditer(norm, *prev_sentence):
+                    if _site_element(norm, m, m.group(1)):
+                        return "element:" + m.group(1)
+        if _PER_ION.search(norm, max(run.s_start, n.start - 40), n.start) or _PER_ION.match(norm, n.end) \
+                or _EACH_AFTER.match(norm, n.end):
             # "it carries 2 µB", "the spin-only moment is 4 µB", "3.7 µB per magnetic ion": the ion named earlier
             symbol = None
             for m in _ION.finditer(norm, max(run.s_start, n.start - 200), n.start):
@@ -1150,7 +1179,11 @@ class MagnetismReader(_DFTReader):
             each = _EACH.search(norm, max(s_start, n.start - 30), n.start)
             if each is None:
                 continue
-            head = norm[max(s_start, n.start - 200):each.start()]
+            lead = s_start
+            if each.start() - s_start <= 3:  # "Both carry 3 µB." after a sentence that names the two ions
+                prev = scan.sentences.previous(n.start)
+                lead = prev[0] if prev is not None else s_start
+            head = norm[max(lead, n.start - 200):each.start()]
             symbols = []
             for m in _ION.finditer(head):
                 if _site_element(head, m, m.group(1)) and m.group(1) not in symbols:
