@@ -267,3 +267,44 @@ def test_hull_keys_and_inversion_energies() -> None:
     assert claims(STABILITY, '{"formula": "Co3O4", "e_above_hull_meV_atom": 0}') == [("e_above_hull", 0.0, "eV/atom")]
     chain = "Na3Bi is on the hull; it owes its fame to a band inversion of about 0.3 eV at Γ.\nAnswer: stable"
     assert values(STABILITY, chain, kind="e_above_hull") == []
+
+
+# -- w16 -------------------------------------------------------------------------------------------------
+def test_pixel_arithmetic_and_preparation_layers_are_not_features() -> None:
+    assert values(SEM, "Pixel = 400/160 = 2.5 nm; crystal = 96 × 2.5 = 240 nm.") == [240.0]
+    chain = ("- Si3N4 starting powder, d50 = 0.8 µm\n- the flake rests on 90 nm of thermal oxide; the native oxide (~2 nm) "
+             "is invisible\n- glass (2.2 mm soda-lime, nominal)\n- lateral size: 2.4 µm (with a 20 nm pixel size)\n"
+             "- the opal was made from 350 nm polystyrene spheres (supplier value)")
+    assert values(SEM, chain) == [2400.0]
+
+
+def test_gaps_reached_by_a_change_and_method_keys() -> None:
+    q = GAP_Q.format(f="PbBr2")
+    chain = ("PBE puts its gap at 3.1 eV; spin–orbit coupling lowers it by roughly 0.7 eV to 2.4 eV. With SOC the gap "
+             "falls to 2.4 eV. Those gaps need U ≈ 6 eV in other cells.\nAnswer: gapped, 3.1 eV")
+    assert sorted(values(METALLICITY, chain, q, kind="band_gap")) == [2.4, 3.1]
+    chain = '{"band_gap_PBE+U_eV": 2.9, "band_gap_exp_eV": 3.2, "metallic": false}'
+    assert sorted(values(METALLICITY, chain, q, kind="band_gap")) == [2.9, 3.2]
+
+
+def test_more_site_moment_forms() -> None:
+    chain = "Mn⁴⁺ (d³) sites alternate between +2.6 and −2.6 µB in PBE+U, and the cell cancels exactly."
+    assert {("magnetic_moment", 2.6, "muB/element:Mn"), ("magnetic_moment", -2.6, "muB/element:Mn")} \
+        <= set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert ("magnetic_moment", 1.8, "muB/element:Co") in claims(
+        MAGNETISM, "A moment of about 1.8 µB is carried by each Co.", MAGNET_Q)
+
+
+def test_moments_that_are_not_the_materials() -> None:
+    chain = ("- Co: 1.85 µB (of which 0.1 µB from 3d orbital motion)\n"
+             "A spin-polarised run started with 3 µB per Co relaxes to 1.8 µB per Co, much smaller than in other "
+             "cobaltates (≈ 2.7 µB per Co in LaCoO3). The ferromagnetic state is 40 meV/Co higher with 2.2 µB per Co.")
+    got = values(MAGNETISM, chain, MAGNET_Q, kind="magnetic_moment")
+    assert 1.85 in got and 1.8 in got
+    assert not {0.1, 3.0, 2.7, 2.2} & set(got)
+
+
+def test_a_sum_the_chain_says_it_mis_added_is_retracted() -> None:
+    chain = ("Adding these gives 2.40 µB per formula unit. That does not match the table — I mis-added: the sum is "
+             "2.20 µB per formula unit.\nAnswer: magnetic, 2.20 µB/f.u.")
+    assert values(MAGNETISM, chain, MAGNET_Q, kind="magnetic_moment") == [2.2]

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 LINK = (r"(?:\s*(?:[=:≈<>≤≥~(]|\([^()]{0,14}\)|\bis\b|\bwas\b|\bare\b|\bwere\b|\bbe\b|\bof\b|\babout\b|\bapproximately\b|\bapprox\.?|"
         r"\baround\b|\broughly\b|\bnearly\b|\bca\.?|\bcirca\b|\bset to\b|\bat\b|\bby\b|\bonly\b|\bjust\b|\bsome\b|"
         r"\btypically\b|\bclose to\b|\bnear\b|\bapprox\b|\bestimated\b|\bcalculated\b|\bcomputed\b|\bgiven\b|"
-        r"\bthe\b|\ba\b|\ban\b|\bwith\b|\bvalue\b|\bvalues\b|\bhere\b|\bfor\b)\s*)*")
+        r"\bthe\b|\ba\b|\ban\b|\bwith\b|\bvalue\b|\bvalues\b|\bhere\b|\bfor\b|"
+        r"\b(?:falls?|drops?|rises?|increases?|decreases?|shrinks?|grows?|opens?|narrows?|widens?|goes)\s+(?:up\s+|down\s+)?to\b)\s*)*")
 
 
 def attached(cue: str, flags: int = re.I) -> re.Pattern[str]:
@@ -156,10 +157,10 @@ ALTERNATIVES = re.compile(r"\bor\b", re.I)
 COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
 RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
-                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+)\b", re.I)
+                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*)\b", re.I)
 RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
-                          r"i made (?:a|an) (?:mistake|error)|let me re\w+)", re.I)
+                          r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
                             r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
                             r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",

@@ -18,7 +18,7 @@ TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7
 
 _INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpixel(?: size)?\b|\bfield of view\b|\bFOV\b|"
                           r"\bHFW\b|\bfield width\b|\bimage (?:width|height|size)\b|\bscale ?bar(?:\s+(?:of|labell?ed|length|reads|shows))?\b|"
-                          r"\bresolution\b|\bresolv\w*|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
+                          r"\bresolution\b|\bresolv(?:es|ing|able)\b|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
                           r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
 _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b(?!\s+(?:pitch|period))|"
                     r"\bd-?spacing\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
@@ -33,7 +33,8 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
                     r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b|"
-                    r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*",
+                    r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
+                    r"\binvisible\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -62,7 +63,10 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"[^.;\n]{{0,40}}?\b(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|separate)\s+"
                               rf"(?:[\w-]+\s+)?(?:micrograph|image|frame|grid)s?\b|"
                               rf"\s*[—–-]+\s*from\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?{_TECHNIQUE}\b|"
-                              rf"[^.\n]{{0,40}}?\bnot\s+(?:from|in|on)\s+this\s+(?:image|micrograph|frame)\b", re.I)
+                              rf"[^.\n]{{0,40}}?\bnot\s+(?:from|in|on)\s+this\s+(?:image|micrograph|frame)\b|"
+                              rf"\s*(?:[\w-]+\s+){{0,3}}\(\s*(?:supplier|manufacturer|nominal|datasheet|vendor)(?:'s)?"
+                              rf"(?:\s+(?:value|size|spec\w*))?\s*\)|"
+                              rf"\s*[\w-]*\s*,\s*nominal\b", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
 _IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|\bbeam spot\b|"
@@ -88,14 +92,18 @@ _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
-                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+_BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 # a value set off by a comma after the noun it belongs to: "the Scherrer size from the (101) reflection, 21 nm"
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
 # a pixel's size, not a feature's: "79 px × 25 nm", "52 px at 5 nm each", "6.25 nm\per px", "8 nm px^-1"
 _PIXEL_COUNT_BEFORE = re.compile(r"\d\s*(?:px|pixels?)\s*(?:×|x|\*|·|at|of)\s*$", re.I)
 _PER_PIXEL_AFTER = re.compile(r"\s*(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
-_SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b)", re.I)
+_SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b|"
+                            r"pixels?(?:\s+size)?\b)", re.I)
+# the pixel size worked out before the number: "Pixel = 500/200 = 2.5 nm"
+_PIXEL_CALC_BEFORE = re.compile(r"\b(?:pixel|px)(?:\s+size)?\s*[=:]\s*[\d.\s/÷×x*()]+=\s*$", re.I)
 _FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
 # a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
 _IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
@@ -123,8 +131,12 @@ class MicroscopyReader(QuantityReader):
             clause = cx.clause_start(scan.norm, run.s_start, clause - 1, 80)  # "the BET-equivalent diameter, 46 nm"
         if _SPREAD_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 25), run.head.start):
             return "uncertainty"
-        # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon
+        # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon; a short bullet ("- α-Si₃N₄
+        # starting powder, d50 = 0.6 µm") is one label as a whole
         label_start = cx.label_start(scan.norm, run.s_start, clause)
+        line = cx.line_start(scan.norm, run.head.start)
+        if run.head.start - line <= 80 and _BULLET.match(scan.norm, line):
+            label_start = min(label_start, line)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \
                 or cx.COMPARISON_LEAD.match(scan.norm, run.s_start) or _OTHER_IMAGE_LEAD.match(scan.norm, run.s_start) \
                 or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start):
@@ -151,7 +163,8 @@ class MicroscopyReader(QuantityReader):
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
         if n.unit and (_PER_PIXEL_AFTER.match(scan.norm, n.end)
-                       or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)):
+                       or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)
+                       or _PIXEL_CALC_BEFORE.search(scan.norm, max(0, n.start - 40), n.start)):
             return "instrument_setting"  # the pixel size in "79 px × 25 nm = 1975 nm"
         if n.unit and _FIELD_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "a 1.28 µm × 0.96 µm field"

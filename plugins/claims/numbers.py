@@ -36,7 +36,7 @@ _TOKEN = re.compile(_NUMBER + r"(?:[ \t]*" + _UNIT + r")?")
 _LIST_GAP = re.compile(r"\s*(?:(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\bas well as\b|\bplus\b)\s*(?:≈\s*)?)?\s*", re.I)
 _RANGE_GAP = re.compile(r"\s*(?:–|-|\bto\b|\bthrough\b|\buntil\b|\bup to\b|\.\.\.?|…)\s*", re.I)
 _AND_GAP = re.compile(r"\s*(?:\band\b|&)\s*", re.I)
-_BY = re.compile(r"\bby\s*$", re.I)
+_BY = re.compile(r"\bby\s+(?:about|roughly|around|approximately|some|~|≈)?\s*$|\bby$", re.I)
 _WORDY = re.compile(r"[A-Za-z]{2,}")  # "5 eV) gives ±3.7 µB": words between make the ± a sign, not an uncertainty
 _PM_GAP = re.compile(r"\s*±\s*")
 _BETWEEN = re.compile(r"\b(?:between|from)\s*(?:[^\W\d]{1,12}\s*(?:=|≈|of)?\s*)?$", re.I)
@@ -228,8 +228,8 @@ def _link(norm: str, nums: list[Number]) -> None:
                     and not _BY.search(norm, max(0, prev.start - 12), prev.start):
                 link = "range"  # but "shifted by −0.15° to 34.27°" is a change and its result
             elif _AND_GAP.fullmatch(gap) and _BETWEEN.search(norm, max(0, prev.start - 30), prev.start) \
-                    and _same_quantity(prev, cur):
-                link = "range"
+                    and _same_quantity(prev, cur) and not (cur.value == -prev.value != 0):
+                link = "range"  # not "alternate between +2.6 and −2.6 µB": two opposite values
             elif gap == " (" and cur.integer and not cur.unit and norm[cur.num_end:cur.num_end + 1] == ")" and prev.link != "label":
                 link = "label"  # "28.4 (111), 47.3 (220) and 56.1 (311) degrees": an index labelling its value
             elif prev.link == "label" and _LABEL_CLOSE.fullmatch(gap):

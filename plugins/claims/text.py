@@ -82,7 +82,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\per\\(?:pixel|px)(?![a-zA-Z])"), "/px", ("\\per",)),  # \SI{5}{\nano\metre\per\pixel}
     (re.compile(r"\\(?:pixel|px)(?![a-zA-Z])"), "px", ("\\pixel", "\\px")),
     # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
-    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap|(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
+    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap(?:_(?:pbe\+u|pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj|soc))?|(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
                 r"e_?gap|e_?g(?:_(?:pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj))?|gap|threshold)(?:_(?P<unit>m?ev)(?:_(?:per_)?(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "gap_", "hull", "band", "threshold_", "eg_", "e_g")),
     # "feature_diameter_nm: 184.4" reads "feature diameter = 184.4 nm", "pixel_size_nm: 3.125" reads "pixel size = 3.125 nm"

@@ -383,7 +383,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*=|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -914,18 +914,19 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
                        r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
-_PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|"
+_PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
                       r"\b(?:spin-only|ionic|ordered|local)\s+(?:magnetic\s+)?moment\s+(?:is|of)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
-_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
+_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|[(,]\s*of\s+which\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
-                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]|\s*interstitial\b", re.I)
+                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]|\s*interstitial\b|"
+                            r"\s*from\s+(?:the\s+)?\d[spdf]\b", re.I)
 _IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
@@ -960,6 +961,9 @@ _ELEMENT_NAME = re.compile(r"(?<![\w-])(" + "|".join(ELEMENT_NAMES) + r")(?![\w-
 # an aside opened right after a site moment, still open at the next number
 _OPEN_ASIDE = re.compile(r"\s*\([^()\n]{0,80}")
 _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
+# "ferromagnetic 95 meV/Fe higher with 2.6 µB per Fe": the moment of a higher-lying state
+_HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
+_IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece)\b", re.I)  # "the two Mn, 3.9 µB each"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
 _SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)*)\s*,?\s*and\s+([A-Z][a-z]?)(?![A-Za-z0-9])")
@@ -1078,8 +1082,14 @@ class MagnetismReader(_DFTReader):
         for m in _OTHER_PHASE.finditer(norm, max(s_start, n.start - 200), n.start):
             phase = m
         if (phase is not None and not _PHASE_TURN.search(norm, phase.end(), n.start)) \
-                or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)):
+                or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) \
+                or _HIGHER_WITH.search(norm, max(s_start, n.start - 40), n.start):
             return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
+        other = _IN_FORMULA_AFTER.match(norm, n.end)
+        if other is not None and getattr(scan, "asked", None) is not None:
+            comp = composition(other.group(1))
+            if comp is not None and comp != scan.asked:
+                return "other_property"  # "(≈ 0.9 µB per Fe in BaFe₂As₂)": another compound's moment
         if unit != "muB":
             return ("magnetic_moment", n.value, unit)
         return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run, n))
