@@ -1,6 +1,6 @@
-"""Reader rules found by the w14 and w15 dev batches of the claim corpus (issue #12): pixel sizes written beside pixel
-counts, process and reference sizes, two-column CSV blocks, local gaps of semimetals, values handed to another phase,
-site moments paired "respectively" or named in words, other minerals introduced mid-sentence, laser-side and
+"""Reader rules found by the w14, w15 and w16 dev batches of the claim corpus (issue #12): pixel sizes written beside
+pixel counts, process and reference sizes, two-column CSV blocks, local gaps of semimetals, values handed to another
+phase, site moments paired "respectively" or named in words, other minerals introduced mid-sentence, laser-side and
 infrared numbers beside bands, candidate fingerprints, denied values, and the speed of long lists. One test per rule,
 each with a case written fresh here (not copied from the corpus)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from matpcr.records import Item
+from claim_reading import claims, reasons, values
 from matpcr_plugins.claims.reader import MAX_REJECTED
 from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
 from matpcr_plugins.raman.oracle import RamanOracle
@@ -25,22 +25,6 @@ MAGNET_Q = ("Material: CoPt, space group P4/mmm (123), 2 atoms in the computatio
 GAP_Q = ("Material: {f}, space group Fm-3m (225), 2 atoms in the computational cell.\nAccording to density-functional "
          "(PBE/GGA) calculations, is {f} metallic (zero band gap) or does it have a band gap? If it has one, give its "
          "size in eV.")
-
-
-def item(question: str) -> Item | None:
-    return Item(id="t", task="t", constraint="", modality="text", text=question) if question else None
-
-
-def claims(oracle: object, text: str, question: str = "") -> list[tuple[str, object, str]]:
-    return [(c.kind, c.value, c.unit) for c in oracle.read(text, item(question)).claims]  # type: ignore[attr-defined]
-
-
-def values(oracle: object, text: str, question: str = "", kind: str | None = None) -> list[object]:
-    return [v for k, v, _ in claims(oracle, text, question) if kind is None or k == kind]
-
-
-def reasons(oracle: object, text: str, question: str = "") -> dict[str, str]:
-    return {c.text.strip(): c.reason for c in oracle.read(text, item(question)).rejected}  # type: ignore[attr-defined]
 
 
 # -- sem -------------------------------------------------------------------------------------------------

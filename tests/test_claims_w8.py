@@ -4,7 +4,7 @@ case of the kind that exposed it (written fresh here, not copied from the corpus
 
 from __future__ import annotations
 
-from matpcr.records import Item
+from claim_reading import claims, reasons, values
 from matpcr_plugins.dft.oracles import MetallicityOracle, StabilityOracle
 from matpcr_plugins.raman.oracle import RamanOracle
 from matpcr_plugins.sem.oracle import SEMOracle
@@ -17,22 +17,6 @@ CALCITE_Q = ("Measured Raman spectrum of Calcite (CaCO3), excited at 532 nm. Col
 STABILITY_Q = ("Material: TiO2, space group I4_1/amd (141), 12 atoms in the computational cell.\n"
                "According to density-functional (PBE/GGA) calculations, is TiO2 thermodynamically stable, i.e. on or "
                "within 0.05 eV/atom of the convex hull? Answer 'stable' or 'unstable'.")
-
-
-def item(question: str) -> Item | None:
-    return Item(id="t", task="t", constraint="", modality="text", text=question) if question else None
-
-
-def claims(oracle: object, text: str, question: str = "") -> list[tuple[str, object, str]]:
-    return [(c.kind, c.value, c.unit) for c in oracle.read(text, item(question)).claims]  # type: ignore[attr-defined]
-
-
-def values(oracle: object, text: str, question: str = "", kind: str | None = None) -> list[object]:
-    return [v for k, v, _ in claims(oracle, text, question) if kind is None or k == kind]
-
-
-def reasons(oracle: object, text: str, question: str = "") -> dict[str, str]:
-    return {c.text.strip(): c.reason for c in oracle.read(text, item(question)).rejected}  # type: ignore[attr-defined]
 
 
 # -- numbers ---------------------------------------------------------------------------------------------
