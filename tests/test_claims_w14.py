@@ -292,3 +292,24 @@ def test_a_sum_the_chain_says_it_mis_added_is_retracted() -> None:
     chain = ("Adding these gives 2.40 µB per formula unit. That does not match the table — I mis-added: the sum is "
              "2.20 µB per formula unit.\nAnswer: magnetic, 2.20 µB/f.u.")
     assert values(MAGNETISM, chain, MAGNET_Q, kind="magnetic_moment") == [2.2]
+
+
+def test_site_moments_in_tables_and_yaml_blocks() -> None:
+    table = ("| site | ionic (µB) | GGA+U (µB) |\n|---|---|---|\n| Co (A) | +3 | +1.62 |\n| Pt (B) | 0 | ±0.31 |\n")
+    got = set(claims(MAGNETISM, table, MAGNET_Q))
+    assert {("magnetic_moment", 1.62, "muB/element:Co"), ("magnetic_moment", 0.31, "muB/element:Pt")} <= got
+    yaml = "```yaml\nmoments_muB:\n  Co: [1.81, 1.79]\n  Pt: 0.37\ntotal_muB_per_cell: 4.3\n```"
+    got = set(claims(MAGNETISM, yaml, MAGNET_Q))
+    assert {("magnetic_moment", 1.81, "muB/element:Co"), ("magnetic_moment", 0.37, "muB/element:Pt"),
+            ("magnetic_moment", 4.3, "muB/cell")} <= got
+    chain = "- Co: ±1.80 µB; Pt: ±0.35 µB; net 0.00 µB per cell"
+    assert ("magnetic_moment", 0.35, "muB/element:Pt") in claims(MAGNETISM, chain, MAGNET_Q)
+
+
+def test_site_moments_named_by_pronoun_label_or_compensation() -> None:
+    chain = ("Each Co carries about 1.8 µB, partly compensated by −0.1 µB on Pt. Low-spin Co³⁺ is nearly non-magnetic, "
+             "and GGA gives only 0.02 µB on it.")
+    got = set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert {("magnetic_moment", -0.1, "muB/element:Pt"), ("magnetic_moment", 0.02, "muB/element:Co")} <= got
+    chain = "The magnetic moments of CoPt are:\n1. Co: 1.8 µB\n2. Pt: 0.4 µB\n3. CoPt: 2.2 µB"
+    assert ("magnetic_moment", 2.2, "muB/fu") in claims(MAGNETISM, chain, MAGNET_Q)

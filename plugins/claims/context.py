@@ -120,7 +120,7 @@ DIFFERENCE = attached(r"\b(?:separation|splitting|difference)\s*,|\bshift(?:ed)?
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
                       r"\bincrease[sd]? by\b|\bmoves? by\b|\bdiffers? by\b|"
                       r"(?<!accompanied )(?<!followed )(?<!represented )(?<!flanked )(?<!joined )(?<!dominated )(?<!given )"
-                      r"(?<!marked )(?<!led )\bby\b|\bdrift(?:ed|s)?\b")
+                      r"(?<!marked )(?<!led )(?<!compensated )(?<!offset )(?<!balanced )(?<!countered )\bby\b|\bdrift(?:ed|s)?\b")
 
 # a hypothetical value: "under Cu Kα the (110) line would sit at 40.30°", "which would make the edge 0.84 µm"
 WOULD = re.compile(r"\bwould\s+(?:\w+\s+)?(?:expect|predict|need|require|add|sit|be|lie|appear|make|give|put|place|fall|occur|move|shift|push|raise|lower|read|become|yield|"

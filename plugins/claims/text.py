@@ -61,6 +61,24 @@ def _json_moment(m: re.Match[str]) -> str:
     return f"{label} = {m.group('num')} µB{per}"
 
 
+def _moment_block(m: re.Match[str]) -> str:
+    """A YAML mapping of site moments ("moments_muB:" over "  Mn: 3.52" and "  Cr: [2.93, -2.93]"): each child reads
+    "m_Mn = 3.52 µB", so the element and the unit reach every number."""
+    lines = []
+    for line in m.group("body").splitlines(keepends=True):
+        child = re.match(r"([ \t]+)([A-Z][a-z]?)([ \t]*:[ \t]*)(.*?)(\s*)$", line, re.S)
+        if child is None:
+            lines.append(line)
+            continue
+        indent, element, colon, value, tail = child.groups()
+        numbers = re.findall(r"-?\d+(?:\.\d+)?", value)
+        if not numbers or not re.fullmatch(r"\[?\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)*\s*\]?", value.strip()):
+            lines.append(line)
+            continue
+        lines.append(f"{indent}m_{element} = " + ", ".join(f"{x} µB" for x in numbers) + tail)
+    return m.group("head") + "".join(lines)
+
+
 # (pattern, replacement, triggers), applied in order; a rule runs only when one of its trigger strings occurs in
 # the lower-cased text, so a long chain pays only for the spellings it actually uses
 _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
@@ -90,9 +108,11 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
      lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
-    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)_(?:mag(?:netic)?_)?"
-                r"(?:moment|magneti[sz]ation)|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
+    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
+                r"(?:moment|magneti[sz]ation))?|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
+    (re.compile(r"^(?P<head>[ \t]*[\"']?(?:site_|local_)?(?:mag(?:netic)?_)?moments?_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
+                r"(?P<body>(?:[ \t]+[A-Z][a-z]?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
@@ -233,7 +253,7 @@ def _splice(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, _Pass | 
     return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
 
 
-_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−]?\d+(?:\.\d+)?)(?P<unit>[ \t]*(?:pm|nm|Å|µm|μm|eV|meV|cm-1|cm⁻¹|°))?[ \t]*(?=\|)")
+_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−±]?\d+(?:\.\d+)?)(?P<unit>[ \t]*(?:pm|nm|Å|µm|μm|eV|meV|cm-1|cm⁻¹|°))?[ \t]*(?=\|)")
 # a column of row numbers: "| band | shift (cm⁻¹) |" over "| 1 | 447.2 |" (the 1 is an enumeration, not a band)
 _RANK_HEADER = re.compile(r"^(?:band|peak|rank|#|no\.?|n|index|line|order|row|step|entry)$", re.I)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")

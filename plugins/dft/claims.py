@@ -383,7 +383,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -912,7 +912,7 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
-                       r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|"
+                       r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
 _BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
@@ -964,7 +964,8 @@ _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
 # "ferromagnetic 95 meV/Fe higher with 2.6 µB per Fe": the moment of a higher-lying state
 _HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
 _IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
-_EACH_AFTER = re.compile(r"\s*(?:each|apiece)\b", re.I)  # "the two Mn, 3.9 µB each"
+_FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
+_EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
 _SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)*)\s*,?\s*and\s+([A-Z][a-z]?)(?![A-Za-z0-9])")
 
@@ -1019,7 +1020,7 @@ def _single_magnetic(scan: Scan) -> str | None:
 
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
-_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
+_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
 
 
 class MagnetismReader(_DFTReader):
@@ -1115,6 +1116,9 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        label = _FORMULA_LABEL.search(norm, max(0, n.start - 24), n.start)
+        if label is not None and getattr(scan, "asked", None) is not None and composition(label.group(1)) == scan.asked:
+            return "fu"  # "3. Ni3Fe: 4.71 µB": a row labelled with the asked formula is one formula unit's moment
         paired = _respective_element(scan, run, n)
         if paired is not None:
             return "element:" + paired  # "Fe and Co carry about 2.75 and 1.75 µB respectively"
@@ -1122,7 +1126,7 @@ class MagnetismReader(_DFTReader):
         row = _TABLE_ROW_SITE.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
             return "element:" + row.group(1)  # a table row labelled by its site: "| Co | 1.02 |", "| Fe(A) | −4.0 |"
-        lo = max(run.s_start, n.start - 45)
+        lo = max(run.s_start, n.start - 60)
         prev = scan.nums[n.index - 1] if n.index > 0 else None
         if prev is not None and prev.unit == "muB" and _LIST_JOIN.fullmatch(norm, prev.end, n.start) \
                 and not _TOTAL_AFTER.match(norm, n.end):
