@@ -52,8 +52,8 @@ _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
-_WITHDRAW_WORDS = re.compile(r"scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake| off|absent|missing|"
-                             r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not", re.I)
+_WITHDRAW_WORDS = re.compile(r"(?=[^\W\d_])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
+                             r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not)", re.I)
 _LIST_AFTER = frozenset(",;")
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
