@@ -135,7 +135,7 @@ DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+o
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
-NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
+NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:;\s*(?:not\s+(?:seen|observed|present|detected)|absent)\b|(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
                             r"visible|allowed|there|expected|found|reproduced|confirmed)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"

@@ -55,6 +55,8 @@ _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 _WITHDRAW_WORDS = re.compile(r"(?=[^\W\d_])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
                              r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not)", re.I)
 _LIST_AFTER = frozenset(",;")
+_SOME_OTHERS = re.compile(r"\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports)\b(?:[^.;\n]|\.(?=\d)){0,160}?,\s*"
+                          r"others\b", re.I)
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
 Template = str | tuple[str, float, str]
@@ -530,6 +532,11 @@ class QuantityReader:
                         and cx.ENUMERATION.search(norm, max(0, start - 12), start):
                     return "index"  # "Step 1:", "#2:", "| 3 |", "1. **Internal modes**": an enumeration
         after = norm[n.end:n.end + 1]
+        if n.integer and not n.unit and start > 1 and norm[start - 2:start] in ("[:", ",:", "[-") or (
+                before == ":" and norm[n.num_end:n.num_end + 1] == "]"):
+            return "other"  # "bands[:3]", "data[:, 1]": an index into an array in a code block
+        if n.integer and not n.unit and norm[n.num_end:n.num_end + 1] == "(" and norm[n.num_end + 1:n.num_end + 2].isdigit():
+            return "other"  # "M = 2(1.94) − 0.42": a factor of the arithmetic
         if after and after not in _QUIET_AFTER:
             inst = cx.INSTRUMENT_AFTER.match(norm, n.end)
             if inst and not (inst.group("bin") and cx.BIN_POSITION.search(norm, max(0, start - 14), start)):
@@ -623,7 +630,7 @@ class QuantityReader:
             return run.before
         norm = scan.norm
         after = norm[n.end:n.end + 1]
-        if after and (after not in _QUIET_AFTER or after == ",") and cx.NEGATION_AFTER.match(norm, n.end):
+        if after and (after not in _QUIET_AFTER or after in ",;") and cx.NEGATION_AFTER.match(norm, n.end):
             return "negated"  # "near 1120 cm⁻¹ is not seen", "expected near 1120 cm⁻¹, is not seen"
         if after and after not in _QUIET_AFTER and cx.OR_BOUND_AFTER.match(norm, n.end):
             return "range"  # "down to 1000 cm⁻¹ or less"
@@ -680,6 +687,8 @@ class QuantityReader:
         non_committal = 0 <= first <= min(run.s_end, head.end + 200)
         if non_committal:
             return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
+        if _SOME_OTHERS.search(norm, run.s_start, run.s_end):
+            return "hedged"  # "some studies find 0.5 µB per Ru, others a non-magnetic ground state": no choice made
         if cx.NO_SUBJECT.match(norm, run.s_start) and cx.PRESENT_AFTER.match(norm, run_end(scan, run), run.s_end):
             return "negated"  # "No D or G band of sp² carbon (≈1350 and ≈1580 cm⁻¹) is present."
         c_start = cx.clause_start(norm, run.s_start, head.start)

@@ -25,7 +25,8 @@ _FROM_LASER_AFTER = re.compile(r"\s*(?:away\s+)?from\s+the\s+(?:\d+(?:\.\d+)?\s*
 _ABSOLUTE_AFTER = re.compile(r"[ \t]*\(?(?:absolute|abs\.)(?!\s+(?:accuracy|error|uncertainty|precision))", re.I)
 
 
-_ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|\bshifts?|\bwavenumbers?)\b[^.\n\d]{0,40}?"
+_ASKED_LIST = re.compile(r"(?:\bbands?|\bpeaks?|\bmodes?|\blines?|\bRaman shifts?|\bshifts?|\bwavenumbers?|\bstretch(?:es|ing)?|"
+                         r"\bbend(?:s|ing)?|\bbreathing)\b[^.\n\d]{0,40}?"
                          r"(?:\bare\b|\bis\b|\bat\b|[:=≈]|\baround\b|\bnear\b|\babout\b|\bapproximately\b|\bof\b)"
                          r"(?:\s+(?:the|at|about|approximately|around|roughly|near|~|≈))*\s*$", re.I)
 
@@ -37,7 +38,8 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\bcharacteri[sz]ed\s+by\b|\bfingerprint\s+(?:is|are|consists)\b|"
                        r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
                        r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
-                       r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b", re.I)
+                       r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b|"
+                       r"\banalogu?e\s+of\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -77,7 +79,7 @@ _EXPECTED_LEAD = re.compile(r"[\s*_>#-]*(?:expected|predicted|anticipated)\b", r
 # a reference form named after the numbers: "TO at 796 cm⁻¹ and LO at 972 cm⁻¹ in unstrained bulk"
 _IN_REFERENCE_FORM_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|stress-free|strain-free|"
                                       r"pure|free-standing)?\s*bulk\b|\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|"
-                                      r"stress-free|strain-free)\b", re.I)
+                                      r"stress-free|strain-free|pristine|undoped|ideal|perfect)\b", re.I)
 _IN_MINERAL_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
 _SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"

@@ -114,6 +114,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:site_|local_)?(?:mag(?:netic)?_)?moments?_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
                 r"(?P<body>(?:[ \t]+[A-Z][a-z]?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
+    (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
      lambda m: m.group(1), ("\\",)),
     (re.compile(r"(?<=[A-Za-z)\]])(?<![dθ])\$?_\{?(\d{1,3}(?:\.\d{1,3})?)\}?\$?(?![a-z{_]|\d)"), lambda m: m.group(1), ("_",)),  # NaMnO$_2$, Fe_3O_4
@@ -275,6 +276,8 @@ def _cell_label(head: str, row_label: str, column: int) -> tuple[str, str]:
         return "", head  # "| # | px | nm |": the header is the column's unit
     label = _HEADER_UNIT.match(head)
     name, unit = (label.group(1), label.group(2) or label.group(3)) if label else (head, "")
+    if unit and label is not None and label.group(2) and not _UNITISH.search(unit) and unit not in ("#", "no.", "No."):
+        name, unit = head, ""  # "| LaPO4 (monazite) |": a name in brackets, not a unit
     if unit in ("#", "no.", "No."):
         unit = ""
     if column > 0 and not unit and row_label:

@@ -306,6 +306,8 @@ def _sentence_class(scan: Scan, cues: _ClassCue, found: list[tuple[int, int, str
             continue  # "a band gap of 1.0, which is a non-metal element": not said of the material
         if not is_answer and _PURPOSE.search(norm[cx.clause_start(norm, lo, start, 200):start]):
             continue  # "To determine the thermodynamically stable of VCu3S4, we need ...": a plan, not a claim
+        if not is_answer and _CONDITIONAL.search(norm, max(lo, start - 150), start):
+            continue  # "if it is more than 0.05 eV/atom it is unstable": the criterion, not a verdict
         before = norm[max(lo, start - 30):start]
         neg = _NEGATOR.search(before)
         if neg and not _NEG_BLOCK.search(before, neg.start()):
@@ -347,6 +349,8 @@ def _echoes_question(scan: Scan, pos: int, question: str) -> bool:
     return any(sentence[i:i + 24] in question for i in range(0, len(sentence) - 23, 6))
 
 
+_CONDITIONAL = re.compile(r"\bif\b(?:[^.;\n]|\.(?=\d)){0,80}?(?:\b(?:less|more|greater|smaller|below|above|within|exceeds?|larger|"
+                          r"higher|lower)\b|[<>≤≥])(?:[^.;\n]|\.(?=\d)){0,60}$", re.I)
 _ALTERNATIVE = re.compile(r"\bor\s+(?:does|do|is|are|has|have|not)\b|\bwhether\b", re.I)
 _MAGNITUDE_BEFORE = re.compile(r"\d\s*(?:m?eV(?:\s*(?:/|per)\s*(?:atom|f\.?u\.?|formula unit))?)?\s*\)?\s*$")
 
@@ -389,7 +393,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -899,7 +903,7 @@ def _chosen(scan: Scan, claims: list[Claim]) -> Claim | None:
 # -- magnetism -----------------------------------------------------------------------------------
 _ION = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?![a-zA-Z0-9]))")
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
-_MOMENT_WORDS = re.compile(r"moments?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
+_MOMENT_WORDS = re.compile(r"moments?|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
 _MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b){_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
                            rf"(?P<unit>\s+in\s+(?:units\s+of\s+)?µB(?:\s*(?:/|per)\s*(?:f\.?\s?u\.?|formula\s+units?|atoms?|"
@@ -910,34 +914,35 @@ _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
 _NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
 _NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
-_PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is)\s*$", re.I)
+_PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
                           r"(?:full\s+|ideal\s+|nominal\s+)?$", re.I)
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
-_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,8}\)|\(|\)|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
+_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
                        r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+|every\s+|both\s+)?(?:(?:two|three|four|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
                       r"\b(?:spin-only|ionic|ordered|local)\s+(?:magnetic\s+)?moment\s+(?:is|of)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
-_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|[(,]\s*of\s+which\b|"
+_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
-                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)]|\s*interstitial\b|"
+                            r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)+]|\s*interstitial\b|"
                             r"\s*from\s+(?:the\s+)?\d[spdf]\b", re.I)
 _IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
-_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|"
+_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|\bnot\s+the\s+physical\s+(?:answer|result|solution|state)\b|"
+                         r"\bappears?\s+only\s+(?:if|when|under)\b|"
                          r"\b(?:lies|is|sits)\s+(?:\w+\s+){0,2}(?:above|higher\s+than)\s+the\s+(?:[\w-]+\s+){0,3}ground\s+state\b", re.I)
 _EACH = re.compile(r"\b(?:each|both|all)\b(?:\s+(?:with|carry|carries|carrying|has|have|having|bear|bears|hold|holds))?"
                    rf"{cx.LINK}\s*$", re.I)
@@ -970,6 +975,7 @@ _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
 # "ferromagnetic 95 meV/Fe higher with 2.6 µB per Fe": the moment of a higher-lying state
 _HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
 _IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
+_MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[—–-]|with)\s*(?:about|approximately|~|≈)?\s*$", re.I)
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
@@ -1026,7 +1032,8 @@ def _single_magnetic(scan: Scan) -> str | None:
 
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
-_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
+_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
+                        r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
 
 
 class MagnetismReader(_DFTReader):
@@ -1038,8 +1045,12 @@ class MagnetismReader(_DFTReader):
         return bool(_MOMENT_LABEL.search(scan.norm, run.lo, run.head.start))
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
-        """"Calculated magnetic moment: 1.0000": a moment without its unit is read per formula unit, as asked."""
+        """"Calculated magnetic moment: 1.0000": a moment without its unit is read per formula unit, as asked; so is a
+        bare number right after the magnetic class in the Answer line ("Answer: magnetic, 3")."""
         norm, head = scan.norm, run.head
+        if scan.in_answer(head) and _MAGNETIC_ANSWER.search(norm, max(scan.answer[0], head.start - 30), head.start) \
+                and not cx.ARITHMETIC_AFTER.match(norm, head.end):
+            return "muB/fu"
         label = _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 60), head.start)
         if label and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
@@ -1162,6 +1173,9 @@ class MagnetismReader(_DFTReader):
             named = [b for b in bases if b[0] < m.start()]
             found.append((m.start(), max(named)[1] if named else "cell"))
         if found:
+            sites = [f for f in found if f[1].startswith("element:")]
+            if sites and _EACH_AFTER.match(norm, n.end):
+                return max(sites)[1]  # "the two Mn²⁺ in the cell hold 4.57 µB apiece": a site's moment, not the cell's
             return max(found)[1]
         if prev is not None and prev.unit.startswith("muB") and _OPEN_ASIDE.fullmatch(norm, prev.end, n.start):
             inherited = scan.memo.get(("basis", prev.index))
