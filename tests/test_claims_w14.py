@@ -157,6 +157,35 @@ def test_a_long_hull_list_is_read_in_linear_time() -> None:
     assert large < 30 * small + 0.05
 
 
+def _growth(oracle: object, chain, small: int, large: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            oracle.read(text)  # type: ignore[attr-defined]
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    return best(chain(small)), best(chain(large))
+
+
+def test_one_line_chains_of_many_runs_are_read_in_linear_time() -> None:
+    """Behaviour, not a timing target: a one-line chain (one "sentence") of many separate numbers must not make any
+    per-number or per-list lookup scan the whole sentence. 8× the text may take at most ~30× as long."""
+    def keyed(n: int) -> str:
+        return "".join(f'{{"stable": {"true" if i % 2 else "false"}, "e_above_hull": 0.0{i % 9}}}, ' for i in range(n))
+
+    def runs(n: int) -> str:
+        return "".join(f"some energy {i % 97} meV/atom and a direct transition {i % 13}.{i % 7} eV, " for i in range(n))
+
+    def moments(n: int) -> str:
+        return "".join(f"Fe and Co carry {i % 5}.{i % 9}, {i % 3}.5 µB; " for i in range(n))
+
+    for oracle, chain in ((STABILITY, keyed), (STABILITY, runs), (METALLICITY, runs), (MAGNETISM, moments)):
+        small, large = _growth(oracle, chain, 150, 1200)
+        assert large < 30 * small + 0.05, (chain.__name__, small, large)
+
+
 def test_unlisted_rejections_are_counted_not_judged() -> None:
     chain = " ".join(f"{i}.5" for i in range(3 * MAX_REJECTED))  # bare numbers, none a claim
     extraction = RAMAN.read(chain)

@@ -687,7 +687,10 @@ class QuantityReader:
         non_committal = 0 <= first <= min(run.s_end, head.end + 200)
         if non_committal:
             return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
-        if _SOME_OTHERS.search(norm, run.s_start, run.s_end):
+        key = ("some-others", run.s_start)
+        if key not in scan.memo:  # once per sentence: a 1 MB one-line chain holds 10⁵ runs
+            scan.memo[key] = _SOME_OTHERS.search(norm, run.s_start, run.s_end) is not None
+        if scan.memo[key]:
             return "hedged"  # "some studies find 0.5 µB per Ru, others a non-magnetic ground state": no choice made
         if cx.NO_SUBJECT.match(norm, run.s_start) and cx.PRESENT_AFTER.match(norm, run_end(scan, run), run.s_end):
             return "negated"  # "No D or G band of sp² carbon (≈1350 and ≈1580 cm⁻¹) is present."

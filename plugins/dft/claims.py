@@ -27,7 +27,7 @@ from typing import Any
 from matpcr.records import Claim, Extraction
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import ELEMENTS, Number
-from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, column_header as _column_header
+from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, column_header as _column_header, run_end
 from matpcr_plugins.claims.text import normalize
 
 HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|uncertain|unclear|not sure|unsure|"
@@ -729,8 +729,8 @@ def _hull_words_near(scan: Scan, run: Run, n: Number) -> bool:
     window's start is found once per list, so a list of 10⁵ hull energies costs one scan, not one per member."""
     lo = max(run.s_start, run.head.start - 100)
     first = run.cache.get("hull_words")
-    if first is None:
-        m = _HULL_WORDS.search(scan.norm, lo, run.s_end)
+    if first is None:  # up to 60 characters past the list's last member: bounded by the list, not the sentence
+        m = _HULL_WORDS.search(scan.norm, lo, min(run.s_end, run_end(scan, run) + 60))
         first = run.cache["hull_words"] = m.end() if m else -1
     return 0 <= first <= min(run.s_end, n.end + 60)
 
@@ -780,6 +780,20 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
                            r"\beV\s*[—–:-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
+def _semimetal(scan: Scan) -> bool:
+    """Whether the chain says the material has no global gap (looked up once per chain)."""
+    if "semimetal" not in scan.memo:
+        scan.memo["semimetal"] = _NO_GLOBAL.search(scan.norm) is not None
+    return scan.memo["semimetal"]
+
+
+def _no_direct_gap(scan: Scan) -> bool:
+    """Whether the chain calls the asked gap indirect or absent, so a direct transition is not the gap (once per chain)."""
+    if "indirect" not in scan.memo:
+        scan.memo["indirect"] = _INDIRECT_GAP.search(scan.norm) is not None or _semimetal(scan)
+    return scan.memo["indirect"]
+
+
 _AT_CROSSINGS_AFTER = re.compile(r"[^.\n]{0,30}?\bat\s+(?:the|those|these|its|some)\s+(?:[\w-]+\s+)?(?:band\s+)?(?:crossings?|nodes?|"
                                  r"nodal\s+(?:lines?|points?)|Dirac\s+points?|Weyl\s+(?:points?|nodes?))\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
@@ -856,15 +870,14 @@ class MetallicityReader(_DFTReader):
         kind = None
         for m in _GAP_KIND.finditer(norm, max(run.s_start, n.start - 60), n.start + 1):  # +1: "direct 5.13 eV" looks ahead
             kind = m
-        if ((kind is not None and kind.group("direct")) or _DIRECT_AFTER.match(norm, n.end)) \
-                and (_INDIRECT_GAP.search(norm) or _NO_GLOBAL.search(norm)):
+        if ((kind is not None and kind.group("direct")) or _DIRECT_AFTER.match(norm, n.end)) and _no_direct_gap(scan):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
         named = _FORMULA_AFTER.match(norm, n.end) or _FORMULA_COMPARED_BEFORE.search(norm, max(run.s_start, n.start - 40), n.start)
         if named is not None and getattr(scan, "asked", None) is not None:
             comp = composition(named.group(1))
             if comp is not None and comp != scan.asked:
                 return "other_property"  # "- 0.9 eV — SnS in the same structure, for comparison"
-        if _AT_CROSSINGS_AFTER.match(norm, n.end) and _NO_GLOBAL.search(norm):
+        if _AT_CROSSINGS_AFTER.match(norm, n.end) and _semimetal(scan):
             return "other_property"  # "SOC opens tiny gaps, ~20 meV, at those crossings": local gaps of a semimetal
         if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
@@ -985,19 +998,25 @@ _SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)
 def _respective_element(scan: Scan, run: Run, n: Number) -> str | None:
     """The element paired with ``n`` by position when a list of elements and a list of moments end in "respectively"."""
     nums, norm = scan.nums, scan.norm
-    members = [run.head]
-    i = run.head.index
-    while i + 1 < len(nums) and nums[i + 1].run == run.head.run and nums[i + 1].link == "list":
-        i += 1
-        members.append(nums[i])
-    if len(members) < 2 or n not in members or not _RESPECTIVELY_AFTER.match(norm, members[-1].end):
+    members = run.cache.get("members")
+    if members is None:  # found once per list: every member asks
+        members = [run.head]
+        i = run.head.index
+        while i + 1 < len(nums) and nums[i + 1].run == run.head.run and nums[i + 1].link == "list":
+            i += 1
+            members.append(nums[i])
+        run.cache["members"] = members
+    if len(members) < 2 or not _RESPECTIVELY_AFTER.match(norm, members[-1].end):
+        return None
+    position = n.index - run.head.index
+    if not 0 <= position < len(members) or members[position] is not n:
         return None
     symbols = None
     for m in _SYMBOL_LIST.finditer(norm, max(run.s_start, run.head.start - 120), run.head.start):
         symbols = [m.group(1), *re.findall(r"[A-Z][a-z]?", m.group(2)), m.group(3)]
     if symbols is None or len(symbols) != len(members) or not all(el in ELEMENTS for el in symbols):
         return None
-    return symbols[members.index(n)]
+    return symbols[position]
 
 
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
