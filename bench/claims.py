@@ -32,9 +32,10 @@ def load(split: str, batch: str | None = None) -> list[dict[str, Any]]:
     """Every labelled chain of a split; ``batch`` keeps one file prefix (``w5`` reads ``w5_*.jsonl``)."""
     rows = []
     for path in sorted((CORPUS / split).glob(f"{batch}_*.jsonl" if batch else "*.jsonl")):
+        name = path.stem.split("_")[0] if "_" in path.stem else "first"  # "h3_sem" → h3; "sem" → the first batch
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
-                rows.append(json.loads(line))
+                rows.append({**json.loads(line), "_batch": name})
     return rows
 
 
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="print every disagreement (dev split only)")
     parser.add_argument("--family", default=None, help="only this family")
     parser.add_argument("--batch", default=None, help="only one dev batch's files, e.g. w5 (score a new batch before any fix)")
+    parser.add_argument("--by-batch", action="store_true", help="also print the all-family figures of each batch")
     args = parser.parse_args(argv)
     if args.verbose and args.split != "dev":
         parser.error("failure cases are shown for the dev split only; the held-out split is never tuned on")
@@ -177,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     stats = evaluate(rows, verbose=args.verbose)
     print(f"claim extraction, {args.split} split ({len(rows)} chains)")
     print(table(stats))
+    if args.by_batch:  # is a pooled figure carried by old batches the reader was fixed against, or does a new one agree?
+        print()
+        for name in sorted({r["_batch"] for r in rows}):
+            part = evaluate([r for r in rows if r["_batch"] == name])
+            print(_row(f"batch {name}", {k: sum(s[k] for s in part.values()) for k in next(iter(part.values()))}))
     return 0
 
 
