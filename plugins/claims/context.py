@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from typing import Any, Callable
 
 # words that may sit between a cue and its number: "step size of about 0.02°", "WD = 2.8 mm"
 LINK = (r"(?:\s*(?:[=:≈<>≤≥~(]|\([^()]{0,14}\)|\bis\b|\bwas\b|\bare\b|\bwere\b|\bbe\b|\bof\b|\babout\b|\bapproximately\b|\bapprox\.?|"
@@ -241,36 +242,32 @@ class Sentences:
         return self.bounds(end)
 
 
-_MARKS: dict[int, tuple[str, list[int], list[int]]] = {}
+_PER_TEXT: dict[tuple[str, int], tuple[str, Any]] = {}
+
+
+def _per_text(kind: str, text: str, build: Callable[[str], Any]) -> Any:
+    """``build(text)``, computed once per text object (the reader asks thousands of times per chain); the few most
+    recent texts are kept, and each is held so its id cannot be reused while cached."""
+    cached = _PER_TEXT.get((kind, id(text)))
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    value = build(text)
+    if len(_PER_TEXT) >= 32:
+        _PER_TEXT.clear()
+    _PER_TEXT[(kind, id(text))] = (text, value)
+    return value
 
 
 def _clause_marks(text: str) -> tuple[list[int], list[int]]:
-    """Every clause break of ``text`` (starts and ends), found once per text: a chain asks for thousands of clauses."""
-    cached = _MARKS.get(id(text))
-    if cached is not None and cached[0] is text:
-        return cached[1], cached[2]
-    starts, ends = [], []
-    for m in _CLAUSE_END.finditer(text):
-        starts.append(m.start())
-        ends.append(m.end())
-    if len(_MARKS) >= 16:
-        _MARKS.clear()
-    _MARKS[id(text)] = (text, starts, ends)
-    return starts, ends
-
-
-_NEWLINES: dict[int, tuple[str, list[int]]] = {}
+    """Every clause break of ``text`` (starts and ends): a chain asks for thousands of clauses."""
+    def build(t: str) -> tuple[list[int], list[int]]:
+        spans = [m.span() for m in _CLAUSE_END.finditer(t)]
+        return [a for a, _ in spans], [b for _, b in spans]
+    return _per_text("clauses", text, build)
 
 
 def _newlines(text: str) -> list[int]:
-    cached = _NEWLINES.get(id(text))
-    if cached is not None and cached[0] is text:
-        return cached[1]
-    found = [m.start() for m in re.finditer("\n", text)]
-    if len(_NEWLINES) >= 16:
-        _NEWLINES.clear()
-    _NEWLINES[id(text)] = (text, found)
-    return found
+    return _per_text("newlines", text, lambda t: [m.start() for m in re.finditer("\n", t)])
 
 
 def line_start(text: str, pos: int) -> int:
