@@ -258,12 +258,19 @@ def _per_text(kind: str, text: str, build: Callable[[str], Any]) -> Any:
     return value
 
 
-def _clause_marks(text: str) -> tuple[list[int], list[int]]:
-    """Every clause break of ``text`` (starts and ends): a chain asks for thousands of clauses."""
-    def build(t: str) -> tuple[list[int], list[int]]:
-        spans = [m.span() for m in _CLAUSE_END.finditer(t)]
-        return [a for a, _ in spans], [b for _, b in spans]
-    return _per_text("clauses", text, build)
+_BLOCK = 2048
+
+
+def _clause_block(text: str, b: int) -> tuple[list[int], list[int]]:
+    """The clause breaks that start in 2 kB block ``b`` of ``text`` (starts and ends), found once and kept: a chain
+    asks for thousands of clauses, and a 1 MB one that asks for few pays only for the blocks it asks about."""
+    blocks: dict[int, tuple[list[int], list[int]]] = _per_text("clauses", text, lambda t: {})
+    found = blocks.get(b)
+    if found is None:
+        spans = [m.span() for m in _CLAUSE_END.finditer(text, b * _BLOCK, min(len(text), (b + 1) * _BLOCK + 16))
+                 if m.start() < (b + 1) * _BLOCK]
+        found = blocks[b] = ([a for a, _ in spans], [e for _, e in spans])
+    return found
 
 
 def _newlines(text: str) -> list[int]:
@@ -287,14 +294,15 @@ def line_end(text: str, pos: int) -> int:
 def clause_start(text: str, sent_start: int, pos: int, width: int = 80) -> int:
     """Where the clause holding ``pos`` begins: the last comma/semicolon/colon/"but" before it in its sentence."""
     lo = max(sent_start, pos - width)
-    starts, ends = _clause_marks(text)
-    k = bisect.bisect_left(starts, pos) - 1
-    while k >= 0 and starts[k] >= lo:
-        end = ends[k]
-        # a closed parenthesis before the number ("no (111) peak near 43.5°") is an aside, not a break
-        if end <= pos and not (text[starts[k]] == "(" and text.find(")", end, pos) >= 0):
-            return end
-        k -= 1
+    for b in range(max(lo, pos - 1) // _BLOCK, lo // _BLOCK - 1, -1):  # the blocks the window touches, right to left
+        starts, ends = _clause_block(text, b)
+        k = bisect.bisect_left(starts, pos) - 1
+        while k >= 0 and starts[k] >= lo:
+            end = ends[k]
+            # a closed parenthesis before the number ("no (111) peak near 43.5°") is an aside, not a break
+            if end <= pos and not (text[starts[k]] == "(" and text.find(")", end, pos) >= 0):
+                return end
+            k -= 1
     return lo
 
 

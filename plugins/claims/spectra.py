@@ -81,6 +81,7 @@ _IN_REFERENCE_FORM_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:
                                       r"pure|free-standing)?\s*bulk\b|\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|"
                                       r"stress-free|strain-free|pristine|undoped|ideal|perfect)\b", re.I)
 _IN_MINERAL_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
+_SNR_WORD = re.compile(r"signal-to-noise|S/N|SNR", re.I)
 _SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
                              r"\s*(?:in|from)\s+(?:the\s+)?(?:literature|RRUFF|database|reference)\b", re.I)
@@ -145,7 +146,10 @@ class SpectraReader(QuantityReader):
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
         if n.unit == "cm-1" and (_ABSOLUTE_AFTER.match(scan.norm, n.end) or _FROM_LASER_AFTER.match(scan.norm, n.end)):
             return "instrument_setting"
-        if _SNR_BEFORE.search(scan.norm, max(0, n.start - 60), n.start):
+        snr = scan.memo.get("snr")
+        if snr is None:  # whether the chain names a signal-to-noise ratio at all, looked up once
+            snr = scan.memo["snr"] = _SNR_WORD.search(scan.norm) is not None
+        if snr and _SNR_BEFORE.search(scan.norm, max(0, n.start - 60), n.start):
             return "instrument_setting"  # "Signal-to-noise on the main band is about 85"
         return None
 
