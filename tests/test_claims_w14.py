@@ -388,3 +388,38 @@ def test_w17_moments_that_are_not_the_answer() -> None:
              "$M = 2(1.94) - 0.42$")
     got = values(MAGNETISM, chain, MAGNET_Q, kind="magnetic_moment")
     assert got == [1.8]
+
+
+# -- w18 -------------------------------------------------------------------------------------------------
+def test_w18_sem_process_rates_and_references() -> None:
+    chain = ("- laser power 200 W, scan speed 800 mm/s, hatch spacing 100 µm, layer thickness 30 µm\n"
+             "- grain size from EBSD ≈ 25 µm\n- growth rate about 3.1 µm/h\n- PL peak at 810 nm\n"
+             "- layer thickness from a cleaved cross-section: 8.2 µm\n- cells: 0.6 µm")
+    assert values(SEM, chain) == [600.0]
+    chain = ("At 0.2 µm per pixel, 118 px corresponds to a chromium thickness of 23.6 µm, well under the 75 µm called for on "
+             "the drawing; its crystallites "
+             "are 25 nm × 60 nm in cross-section (TEM), and a laser-diffraction d50 (1.6 µm) overestimates them.")
+    assert values(SEM, chain) == [23600.0]
+    chain = "With 0.05 µm (50 nm) per pixel, the rod is 96 px × 0.05 µm = 4.8 µm."
+    assert values(SEM, chain) == [4800.0]
+    chain = "Taking the bar as 5 µm is wrong: the label reads 500 nm, not 5 µm, so the spindle is 388 nm."
+    assert 5000.0 not in values(SEM, chain)
+
+
+def test_w18_gap_lookalikes() -> None:
+    q = GAP_Q.format(f="BaHfO3")
+    chain = ("BaZrO3 and BaHfO3 are both cubic perovskites. PBE gives 3.1 eV for the former and 3.9 eV for the latter. "
+             "The Ce³⁺ emission at 380 nm (3.26 eV) lies inside the gap; the Rashba parameter is α_R ≈ 3.8 eV·Å.\n"
+             "Answer: gapped, 3.9 eV")
+    assert values(METALLICITY, chain, q, kind="band_gap") == [3.9]
+    chain = "An early paper reported a gap of about 0.2 eV, but PBE does not reproduce it.\nAnswer: metallic"
+    assert values(METALLICITY, chain, GAP_Q.format(f="NiTe2"), kind="band_gap") == []
+    table = "| method | gap (eV) |\n|---|---|\n| PBE | 0.00 (inverted) |\n| HSE06 | 0.31 |\n"
+    assert sorted(values(METALLICITY, table, GAP_Q.format(f="HgSe"), kind="band_gap")) == [0.0, 0.31]
+
+
+def test_w18_the_phases_of_the_hull_are_not_another_material() -> None:
+    q = ("Material: CO, space group P2_13 (198), 8 atoms in the computational cell.\nAccording to density-functional "
+         "(PBE/GGA) calculations, is CO thermodynamically stable?")
+    chain = "Even in PBE the cell lies above the C–CO2 tie line, by about 0.45 eV/atom.\nAnswer: unstable"
+    assert values(STABILITY, chain, q, kind="e_above_hull") == [0.45]

@@ -41,7 +41,7 @@ REJECTED_LINE_AFTER = re.compile(r"[^\n]{0,80}?(?:\(\s*(?:rejected|discarded|rul
                                  r"ruled out|wrong)\b)|,\s*which\s+[^\n.;]{0,60}?\b(?:is|are)\s+(?:wrong|incorrect)\b", re.I)
 # a value the words after it make hypothetical: "360 nm — would follow if the bar were 1 µm", "its 144 cm⁻¹ band would be
 # outside the window"
-WOULD_AFTER = re.compile(r"\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
+WOULD_AFTER = re.compile(r"\s*\)?\s*(?:[—–,]\s*)?(?:(?:which|that)\s+)?(?:\w+\s+)?would\s+(?:follow|be|apply|result|hold|appear|give)\b", re.I)
 # a sentence that sets other phases or things against the asked one: "For comparison, celestine has ν₁ at 1000 cm⁻¹"
 COMPARISON_LEAD = re.compile(r"\s*\W*\s*(?:(?:for|by|in)\s+comparison|compared?\s+(?:with|to)|for\s+reference)\b", re.I)
 # a sentence whose subject is negated: "No D or G band (≈1350 and ≈1580 cm⁻¹) is present."
@@ -57,7 +57,7 @@ VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|est
                                    r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
 # "Sorry — 0.9 eV is what the orthorhombic γ phase gives": an apology, then the value handed to something else
 # "the length is not 20.9 µm": the chain denies the value
-VALUE_DENIED_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+not\s+(?:about\s+|around\s+|~\s*)?$", re.I)
+VALUE_DENIED_BEFORE = re.compile(r"\b(?:is|are|was|were)\s+not\s+(?:about\s+|around\s+|~\s*)?$|(?<=\d)[^\n.;]{1,25},\s*not\s*$", re.I)
 APOLOGY_BEFORE = re.compile(r"\b(?:sorry|oops|correction|my mistake)\b\s*[—–:,;-]*\s*$", re.I)
 REASSIGNED_AFTER = re.compile(r"\s*(?:is|was)\s+(?:actually\s+|really\s+)?(?:what|the\s+(?:value|gap|number|figure)\s+(?:of|for)|"
                               r"for|from)\b", re.I)
@@ -136,7 +136,8 @@ DIFFERENCE_AFTER = re.compile(r"[ \t]*(?:(?:below|above)\s+(?:that|those|the\s+o
 # the position of one bin ("the 29.48° bin", "the neighbouring 1013.0 bin") rather than a bin width
 BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previous)\s*$", re.I)
 # numbers a cue *after* them rejects: "28.4 (2)" style uncertainty is handled by the tokenizer
-NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:;\s*(?:not\s+(?:seen|observed|present|detected)|absent)\b|(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
+NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:;\s*(?:not\s+(?:seen|observed|present|detected)|absent)\b|"
+                            r"but\s+(?:PBE|DFT|GGA|the\s+calculation|our\s+calculation|it|this)\s+(?:does|did)\s*(?:not|n't)\s+reproduce\b|(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
                             r"visible|allowed|there|expected|found|reproduced|confirmed)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"

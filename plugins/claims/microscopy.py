@@ -25,7 +25,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
-                    r"\bphotoluminescence\b|\blaser diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
+                    r"\bphotoluminescence\b|\blaser[- ]diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
                     r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
@@ -34,7 +34,9 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
                     r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b|"
                     r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
-                    r"\binvisible\b",
+                    r"\binvisible\b|\blaser\s+power\b|\bhatch(?:\s+spacing)?\b|\bscan\s+speed\b|\bEBSD\b|\bPL\b|"
+                    r"\bcross-?sections?\s+of\b|\bfrom\s+(?:an?\s+)?(?:cleaved\s+)?cross-?section|-ring\b|\bpore\s+openings?\b|"
+                    r"\bchannels?\s+of\b|\b(?:times|than)\s+(?:the|that\s+of|those\s+of)\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -46,8 +48,8 @@ _GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical r
 _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
-_SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
-_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|ellipsomet\w*|profilomet\w*|laser diffraction|cross-?section)"
+_SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)(?:\s+(?:width|size|diameter))?\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|EBSD|ellipsomet\w*|profilomet\w*|laser[- ]diffraction|cross-?section)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|gave|shows|showed|yields|yielded|"
@@ -66,7 +68,8 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"[^.\n]{{0,40}}?\bnot\s+(?:from|in|on)\s+this\s+(?:image|micrograph|frame)\b|"
                               rf"\s*(?:[\w-]+\s+){{0,3}}\(\s*(?:supplier|manufacturer|nominal|datasheet|vendor)(?:'s)?"
                               rf"(?:\s+(?:value|size|spec\w*))?\s*\)|"
-                              rf"\s*[\w-]*\s*,\s*nominal\b", re.I)
+                              rf"\s*[\w-]*\s*,\s*nominal\b|\s*(?:called\s+for|specified|required)\b|"
+                              rf"(?:\s*[×x]\s*[\d.]+\s*(?:nm|µm|um|Å))?\s*(?:[\w-]+\s+){{0,3}}\(\s*{_TECHNIQUE}\s*\)", re.I)
 # an imaging condition named before the number, with no feature between: "the resolution of the in-lens detector at
 # 1 kV is about 1.6 nm", "the probe diameter ~3 nm", "the electron penetration depth in TiO2 is ~1.2 µm"
 _IMAGING = re.compile(r"\bresolution\b|\bprobe(?:\s+(?:diameter|size))?\b|\b(?:spot|beam)\s+(?:diameter|size)\b|\bbeam spot\b|"
@@ -98,7 +101,9 @@ _BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
 # a pixel's size, not a feature's: "79 px × 25 nm", "52 px at 5 nm each", "6.25 nm\per px", "8 nm px^-1"
 _PIXEL_COUNT_BEFORE = re.compile(r"\d\s*(?:px|pixels?)\s*(?:×|x|\*|·|at|of)\s*$", re.I)
-_PER_PIXEL_AFTER = re.compile(r"\s*(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
+_PER_PIXEL_AFTER = re.compile(r"\s*(?:\([^()\n]{1,12}\)\s*|\)\s*)?(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
+# a rate, not a length: "800 mm/s", "3.1 µm/h"
+_RATE_AFTER = re.compile(r"\s*(?:/\s*(?:s|sec|min|h|hr)\b|per\s+(?:second|minute|hour)\b)", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
 _SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:beam\s+)?spot(?:\s+size)?\b|probe\b|aperture\b|"
                             r"pixels?(?:\s+size)?\b)", re.I)
@@ -162,6 +167,8 @@ class MicroscopyReader(QuantityReader):
         return ("feature_size", factor, "nm")
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.unit and _RATE_AFTER.match(scan.norm, n.end):
+            return "other_property"  # a scan speed or a growth rate
         if n.unit and (_PER_PIXEL_AFTER.match(scan.norm, n.end)
                        or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)
                        or _PIXEL_CALC_BEFORE.search(scan.norm, max(0, n.start - 40), n.start)):

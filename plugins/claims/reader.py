@@ -53,7 +53,7 @@ _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
 _WITHDRAW_WORDS = re.compile(r"(?=[^\W\d_])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
-                             r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not)", re.I)
+                             r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not|not\s*[-−]?\d)", re.I)
 _LIST_AFTER = frozenset(",;")
 _SOME_OTHERS = re.compile(r"\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports)\b(?:[^.;\n]|\.(?=\d)){0,160}?,\s*"
                           r"others\b", re.I)

@@ -254,7 +254,8 @@ def _splice(text: str, edits: list[tuple[int, int, str]]) -> tuple[str, _Pass | 
     return "".join(pieces), _Pass(table[:, 0], table[:, 1], table[:, 2], table[:, 3], shift)
 
 
-_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−±]?\d+(?:\.\d+)?)(?P<unit>[ \t]*(?:pm|nm|Å|µm|μm|eV|meV|cm-1|cm⁻¹|°))?[ \t]*(?=\|)")
+_TABLE_CELL = re.compile(r"(?<=\|)[ \t]*(?:[~≈∼][ \t]*)?([-+−±]?\d+(?:\.\d+)?)(?P<unit>[ \t]*(?:pm|nm|Å|µm|μm|eV|meV|cm-1|cm⁻¹|°))?"
+                         r"(?:[ \t]*\([^()|\d\n]{1,20}\))?[ \t]*(?=\|)")  # "| 0.00 (inverted) |": a note after the number
 # a column of row numbers: "| band | shift (cm⁻¹) |" over "| 1 | 447.2 |" (the 1 is an enumeration, not a band)
 _RANK_HEADER = re.compile(r"^(?:band|peak|rank|#|no\.?|n|index|line|order|row|step|entry)$", re.I)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*$")

@@ -188,6 +188,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
             continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
         if _COMPETITORS.search(scan.norm, max(run.s_start, m.start() - 60), m.start()):
             continue  # "Against BaS, HfS2 and Ba3Hf2S7, the perovskite is 22 meV/atom above the hull": the competing phases
+        if _HULL_PHASES_AFTER.match(scan.norm, m.end()):
+            continue  # "above the Cu + N2 hull", "the C–CO2 tie line", "with CsI and CsCu2I3 as its neighbours": the hull's phases
         comp = composition(m.group(1))
         if comp is not None:
             last, last_end = comp, m.end()
@@ -197,6 +199,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     return not _BACK_TO_ASKED.search(scan.norm, last_end, run.head.start)
 
 
+_HULL_PHASES_AFTER = re.compile(r"(?:\s*(?:\+|–|-|,|and)\s*[A-Z][A-Za-z0-9]{0,15})*\s*(?:(?:convex\s+)?hull|tie[- ]line|"
+                                r"as\s+(?:its\s+)?(?:neighbou?r|competitor|competing)\w*)\b", re.I)
 _COMPETITORS = re.compile(r"\b(?:against|into|between|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?)"
                           r"(?:\s*:)?\s+(?:the\s+)?(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
@@ -479,8 +483,8 @@ _HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|en
                          rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance){_OF_MATERIAL}"
                          rf"{cx.LINK}\s*$", re.I)
 # "sits above the hull by 38 meV/atom", "higher in energy than the hull by 0.1 eV/atom": the distance itself
-_HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+)?hull|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
-                      r"(?:the\s+)?(?:convex\s+)?hull)?)\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
+_HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+hull|hull|[^,.;\n]{1,30}?\s+tie[- ]line)|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
+                      r"(?:the\s+)?(?:convex\s+)?hull)?),?\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
 _OTHER_ENERGY = re.compile(r"formation|ΔH|\binversion\b|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
@@ -740,7 +744,7 @@ _GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g
                         r"(?:\s+between\s+(?:the\s+)?(?:top\s+of\s+the\s+)?(?:valence|VBM)[^.\n]{0,40}?(?:conduction|CBM)"
                         r"(?:\s+(?:bands?|band\s+minimum|band\s+edges?|states|manifolds?))?)?"
                         rf"{cx.LINK}\s*$", re.I)
-_OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
+_OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|\bemission\b|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
                        r"fermi|E_?F\b|exchange|splitting|\binterband\b|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
@@ -757,13 +761,36 @@ _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.
 # a gap, but not the material's: a spin channel of a half-metal, another phase
 _OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype|\bDirac[- ]point\s+gap\b|"
                         r"\bsurface(?:[- ]state)?\s+gap\b|\bslab\b", re.I)
-_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization|photons?)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
+_OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization|photons?)\b|\s*[×·⋅*]\s*(?:Å|nm|m|cm)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)|\s*short\s+of\b", re.I)
 # "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"; "~0.6 eV separates this
 # split-off band from the main conduction band"
 _NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b|"
                                 r"\s*separates\s+[^.\n]{0,60}?\bfrom\s+[^.\n]{0,30}?conduction\s+band|"
                                 r"[^.\n]{0,80}?\bintra-?conduction-?band\b", re.I)
+_EMISSION = re.compile(r"\bemission\b|\bemits?\b|\blases\b|\blaser\s+line\b", re.I)
+_FORMER_LATTER_AFTER = re.compile(r"\s*(?:for|of|in)\s+the\s+(former|latter)\b", re.I)
+_PAIR = re.compile(r"(?<![A-Za-z0-9(])([A-Z][A-Za-z0-9]{1,15})\s+and\s+([A-Z][A-Za-z0-9]{1,15})\b")
+
+
+def _coreferent_other(scan: Scan, run: Run, n: Number) -> bool:
+    """"X and Y … 3.1 eV for the former": the value of whichever of the pair is not the asked material."""
+    which = _FORMER_LATTER_AFTER.match(scan.norm, n.end)
+    asked = getattr(scan, "asked", None)
+    if which is None or asked is None:
+        return False
+    prev = scan.sentences.previous(n.start)
+    lo = prev[0] if prev is not None else run.s_start
+    pair = None
+    for m in _PAIR.finditer(scan.norm, lo, n.start):
+        pair = m
+    if pair is None:
+        return False
+    named = pair.group(1) if which.group(1).lower() == "former" else pair.group(2)
+    comp = composition(named)
+    return comp is not None and comp != asked
+
+
 # "- 1.38 eV — PBE, lowest direct transition": a direct transition named after the number
 _DIRECT_AFTER = re.compile(r"\s*[—–:-]\s*[^\n.;]{0,30}?\bdirect\s+(?:transition|gap)\b", re.I)
 # another compound named right after the value or in its aside: "- 0.9 eV — SnS in the same structure", "(LiH, for comparison: 3.0 eV)"
@@ -861,6 +888,8 @@ class MetallicityReader(_DFTReader):
         if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
                 or (lead is not None and _OTHER_GAP.search(norm, *lead)):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
+        if lead is not None and not label and _EMISSION.search(norm, *lead):
+            return "other_property"  # "the Ce³⁺ emission at 380 nm (3.26 eV)": a line's photon energy, not a gap
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
         if _SUPERCONDUCTING.search(norm, max(run.s_start, n.start - 40), n.start):
@@ -872,6 +901,8 @@ class MetallicityReader(_DFTReader):
             kind = m
         if ((kind is not None and kind.group("direct")) or _DIRECT_AFTER.match(norm, n.end)) and _no_direct_gap(scan):
             return "other_property"  # the direct gap at Γ of an indirect-gap material, a local gap of a semimetal
+        if _coreferent_other(scan, run, n):
+            return "other_property"  # "PBE gives 3.1 eV for the former and 3.9 eV for the latter": the former is not asked
         named = _FORMULA_AFTER.match(norm, n.end) or _FORMULA_COMPARED_BEFORE.search(norm, max(run.s_start, n.start - 40), n.start)
         if named is not None and getattr(scan, "asked", None) is not None:
             comp = composition(named.group(1))
