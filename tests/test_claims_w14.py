@@ -423,3 +423,33 @@ def test_w18_the_phases_of_the_hull_are_not_another_material() -> None:
          "(PBE/GGA) calculations, is CO thermodynamically stable?")
     chain = "Even in PBE the cell lies above the C–CO2 tie line, by about 0.45 eV/atom.\nAnswer: unstable"
     assert values(STABILITY, chain, q, kind="e_above_hull") == [0.45]
+
+
+# -- w19 -------------------------------------------------------------------------------------------------
+def test_w19_raman_subjects_before_the_clause() -> None:
+    chain = ("Montebrasite, the OH end-member, shows an O–H stretch near 3380 cm⁻¹. Annabergite's ν₁ sits a little "
+             "higher, near 880 cm⁻¹. 3C-SiC has a single TO at 796 cm⁻¹; in the IR the Si–O band is at 940 cm⁻¹. "
+             "Here the strongest band is 875.9 cm⁻¹.")
+    assert values(RAMAN, chain, GARNET_Q) == [875.9]
+
+
+def test_w19_site_moment_tables_and_blocks() -> None:
+    yaml = "```yaml\nsites_muB:\n  Co: 1.71\n  Pt: 0.36\n```"
+    assert {("magnetic_moment", 1.71, "muB/element:Co"), ("magnetic_moment", 0.36, "muB/element:Pt")} \
+        <= set(claims(MAGNETISM, yaml, MAGNET_Q))
+    table = "| site | m (µB) |\n|---|---|\n| Co | +1.80 |\n| Pt | ±0.03 |\n| m(In) | −0.04 µB |\n"
+    got = set(claims(MAGNETISM, table, MAGNET_Q))
+    assert {("magnetic_moment", 0.03, "muB/element:Pt"), ("magnetic_moment", -0.04, "muB/element:In")} <= got
+    chain = ("Co²⁺ (d⁷), which is 3 µB in the ionic limit. - Co: 1.8 µB each (neutron: 1.65 µB). Both Pt end at 0.00 µB. "
+             "The magnetisation converges from a 1 µB/atom starting guess.")
+    got = set(claims(MAGNETISM, chain, MAGNET_Q))
+    assert {("magnetic_moment", 3.0, "muB/element:Co"), ("magnetic_moment", 1.65, "muB/element:Co"),
+            ("magnetic_moment", 0.0, "muB/element:Pt")} <= got
+    assert ("magnetic_moment", 1.0, "muB/atom") not in got
+
+
+def test_w19_moments_that_are_options_or_not_reproduced() -> None:
+    chain = ("- low spin (t2g6): 0 µB per Co\n- high spin: 4 µB per Co\nOnly with GGA+U does an antiparallel solution "
+             "appear, with about ±1.2 µB per Co. The 4.4 µB/f.u. quoted in an early LSDA paper is not reproduced; "
+             "GGA gives 1.8 µB per Co.")
+    assert values(MAGNETISM, chain, MAGNET_Q, kind="magnetic_moment") == [1.8]

@@ -53,6 +53,7 @@ VALUE_WITHDRAWN_BEFORE = re.compile(r"\b(?:scrap|drop|discard|withdraw|disregard
 THE_BEFORE = re.compile(r"\b(?:the|that|this|my|and)\s*$", re.I)
 VALUE_WITHDRAWN_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:figure|value|number|estimate|result|reading)\s+(?:is|was)\s+"
                                    r"(?:wrong|incorrect|off|a\s+mistake)\b|"
+                                   r"(?:[^.;\n]|\.(?=\d)){0,60}?\b(?:is|was|are|were)\s+not\s+reproduced\b|"
                                    r"\s*(?:and\s+\d+(?:\.\d+)?\s*)?(?:cm-1\s*)?(?:bands?|peaks?|lines?|reflections?)\s+(?:is|are)\s+"
                                    r"(?:absent|missing|not\s+(?:seen|observed|present))\b", re.I)
 # "Sorry — 0.9 eV is what the orthorhombic γ phase gives": an apology, then the value handed to something else
@@ -456,6 +457,11 @@ def other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> boo
     last = None
     for m in MINERAL.finditer(norm, max(lo, near), pos):
         last = m
+    if last is None:  # "montebrasite, the OH end-member, shows an O–H stretch near 3380": a subject just before the clause
+        for m in MINERAL.finditer(norm, lo, max(lo, near)):
+            subject = MINERAL_SUBJECT.match(norm, m.end(1))
+            if subject is not None and subject.end() >= pos - 50 and ";" not in norm[m.end():pos]:
+                last = m
     for m in NAMED_BAND.finditer(norm, lo, pos):  # "X has its strongest band at": X is a mineral, even far back
         if last is None or m.start() > last.start():
             last = m

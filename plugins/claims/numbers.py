@@ -217,7 +217,7 @@ def _link(norm: str, nums: list[Number]) -> None:
             gap = norm[gap_start:gap_end]
             if gap in _LIST_GAPS and not cur.explicit_sign:
                 link = "list"  # the common case, without a regex
-            elif (cur.explicit_sign == "±" and not _WORDY.search(gap) and ";" not in gap and ":" not in gap) \
+            elif (cur.explicit_sign == "±" and not _WORDY.search(gap) and ";" not in gap and ":" not in gap and "\n" not in gap) \
                     or _PM_GAP.fullmatch(gap):  # not "Ni: ±1.52 µB; S: ±0.08 µB", two labelled values
                 link = "pm"
             elif cur.explicit_sign == "-" and gap.strip() == "" and "\n" not in gap and prev.explicit_sign != "±" \

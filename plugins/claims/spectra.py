@@ -39,7 +39,7 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
                        r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
                        r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b|"
-                       r"\banalogu?e\s+of\b", re.I)
+                       r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -74,6 +74,8 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
 _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
                              r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
                              r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)", re.I)
+# another polytype as the subject: "3C-SiC has a single TO at 796 cm⁻¹"
+_POLYTYPE_SUBJECT = re.compile(r"\b(\d[CHR]-[A-Z][A-Za-z0-9]*)\s+(?:would\s+)?(?:has|have|shows?|puts?|gives?|sits?)\b")
 # a sentence that lists what a candidate phase should show: "Expected strongest band ≈ 255 cm⁻¹, plus 452 and 716 cm⁻¹."
 _EXPECTED_LEAD = re.compile(r"[\s*_>#-]*(?:expected|predicted|anticipated)\b", re.I)
 # a reference form named after the numbers: "TO at 796 cm⁻¹ and LO at 972 cm⁻¹ in unstrained bulk"
@@ -168,6 +170,9 @@ class SpectraReader(QuantityReader):
                 return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
             if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
                 return "other_property"
+            polytype = _POLYTYPE_SUBJECT.search(norm, max(run.s_start, head.start - 80), head.start)
+            if polytype is not None and polytype.group(1).lower() not in (getattr(scan.item, "text", None) or "").lower():
+                return "other_property"  # "3C-SiC has a single TO at 796 cm⁻¹" in a chain about 6H-SiC
             if cx.COMPARISON_LEAD.match(norm, run.s_start) or _PURE_SUBJECT.search(norm, clause, head.start) \
                     or _EXPECTED_LEAD.match(norm, run.s_start):
                 return "other_property"

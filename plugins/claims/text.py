@@ -111,8 +111,8 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
                 r"(?:moment|magneti[sz]ation))?|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
-    (re.compile(r"^(?P<head>[ \t]*[\"']?(?:site_|local_)?(?:mag(?:netic)?_)?moments?_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
-                r"(?P<body>(?:[ \t]+[A-Z][a-z]?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_")),
+    (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
+                r"(?P<body>(?:[ \t]+[A-Z][a-z]?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),

@@ -383,7 +383,8 @@ def _question_counts(question: str) -> frozenset[float]:
 
 
 # a calculation setting named after its value: "a 520 eV cutoff", "0.05 eV smearing"
-_SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b", re.I)
+_SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?off|ENCUT|smearing)\b|"
+                            r"\s*(?:starting|initial)\s+(?:guess|moment|value|configuration)\b", re.I)
 
 
 class _DFTReader(QuantityReader):
@@ -947,7 +948,7 @@ def _chosen(scan: Scan, claims: list[Claim]) -> Claim | None:
 # -- magnetism -----------------------------------------------------------------------------------
 _ION = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?![a-zA-Z0-9]))")
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
-_MOMENT_WORDS = re.compile(r"moments?|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
+_MOMENT_WORDS = re.compile(r"moments?|ends?\s+at|comes?\s+out\s+at|settles?\s+at|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
 _MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b){_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
                            rf"(?P<unit>\s+in\s+(?:units\s+of\s+)?µB(?:\s*(?:/|per)\s*(?:f\.?\s?u\.?|formula\s+units?|atoms?|"
@@ -966,7 +967,7 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
-                       r"barely|hardly|weakly|slightly|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
+                       r"barely|hardly|weakly|slightly|which|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
 _BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
@@ -1014,12 +1015,15 @@ ELEMENT_NAMES = {"hydrogen": "H", "lithium": "Li", "boron": "B", "carbon": "C", 
                  "platinum": "Pt", "gold": "Au", "bismuth": "Bi", "uranium": "U"}
 _ELEMENT_NAME = re.compile(r"(?<![\w-])(" + "|".join(ELEMENT_NAMES) + r")(?![\w-])", re.I)
 # an aside opened right after a site moment, still open at the next number
-_OPEN_ASIDE = re.compile(r"\s*\([^()\n]{0,80}")
+_OPEN_ASIDE = re.compile(r"\s*(?:each|apiece)?\s*\([^()\n]{0,80}")
 _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
+_SPIN_CANDIDATE_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+(?:\*\*)?(?:low|intermediate|high)[- ]spin\b[^:\n]{0,40}:", re.I)
+_ONLY_WITH = re.compile(r"\bonly\s+(?:with|under|for|if)\b(?:[^.;\n]|\.(?=\d)){0,80}?\b(?:does|do|did|would|can)\b", re.I)
 # "ferromagnetic 95 meV/Fe higher with 2.6 µB per Fe": the moment of a higher-lying state
 _HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
 _IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
 _MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[—–-]|with)\s*(?:about|approximately|~|≈)?\s*$", re.I)
+_TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)\s*\)?[ \t]*\|")  # "| m(In) | −0.04 µB |"
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
@@ -1082,7 +1086,7 @@ def _single_magnetic(scan: Scan) -> str | None:
 
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
-_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
+_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
                         r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
 
 
@@ -1149,6 +1153,9 @@ class MagnetismReader(_DFTReader):
         phase = None
         for m in _OTHER_PHASE.finditer(norm, max(s_start, n.start - 200), n.start):
             phase = m
+        if _SPIN_CANDIDATE_LINE.match(norm, cx.line_start(norm, n.start)) \
+                or _ONLY_WITH.search(norm, max(s_start, n.start - 120), n.start):
+            return "other"  # "- high spin: 5 µB per Co" among the listed options; "only with U … does … appear, with 1 µB"
         if (phase is not None and not _PHASE_TURN.search(norm, phase.end(), n.start)) \
                 or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) \
                 or _HIGHER_WITH.search(norm, max(s_start, n.start - 40), n.start):
@@ -1193,6 +1200,9 @@ class MagnetismReader(_DFTReader):
         row = _TABLE_ROW_SITE.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
             return "element:" + row.group(1)  # a table row labelled by its site: "| Co | 1.02 |", "| Fe(A) | −4.0 |"
+        row = _TABLE_ROW_M.match(norm, line)
+        if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS:
+            return "element:" + row.group(1)  # "| m(In) | −0.04 µB |": the moment of In, whatever the word "In" means elsewhere
         lo = max(run.s_start, n.start - 60)
         prev = scan.nums[n.index - 1] if n.index > 0 else None
         if prev is not None and prev.unit == "muB" and _LIST_JOIN.fullmatch(norm, prev.end, n.start) \
