@@ -808,6 +808,8 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
                            r"\beV\s*[—–:-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
+
+
 def _semimetal(scan: Scan) -> bool:
     """Whether the chain says the material has no global gap (looked up once per chain)."""
     if "semimetal" not in scan.memo:
