@@ -116,7 +116,7 @@ LATTICE = attached(r"(?<![\w.])(?:[abc]\s*(?:_?0)?|a\s*=\s*b|b\s*=\s*c|a\s*=\s*b
                    r"\b[abc]-axis\b|\bunit[- ]cell\s+(?:length|edge|dimension)s?\b|\bcubic\s+(?:cell|lattice)\s+(?:of|with)\b|"
                    r"[αβγ]\s*[=≈:]|\b(?:alpha|beta|gamma)\s*[=≈:]|\blattice angles?\b|\bcell angles?\b|"
                    r"(?<![\w.])[abc]\s*,\s*[abc](?:\s*,\s*[abc])?\s*=")
-WAVELENGTH = attached(r"λ(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradiation\b|\bX-?rays?\b(?! diffraction)|"
+WAVELENGTH = attached(r"(?-i:λ)(?:_\w+)?|\bwavelengths?\b|\bKα[12]?\b|\bKβ\b|\bradiation\b|\bX-?rays?\b(?! diffraction)|"
                       r"\blaser\b|\bexcitation\b|\bexcited\b|\bsource\b")
 DIFFERENCE = attached(r"\b(?:separation|splitting|difference)\s*,|\bshift(?:ed)? by\b|\bshifts? of\b|\boffset\b|\bdifference\b|Δ\s*(?:twotheta|θ|d|x|λ|k)?\s*[=≈]|\bseparat(?:ed|ion)\b|"
                       r"\bsplitting\b|\bapart\b|\bincrement\b|\bspacing between\b|\bdisplaced by\b|\bdecrease[sd]? by\b|"
@@ -143,9 +143,13 @@ NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:;\s*(?:not
                             r"visible|allowed|there|expected|found|reproduced|confirmed)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
                             r"(?:does|do|did)\s+not\s+(?:appear|exist|show|occur)|(?:doesn't|don't|didn't)\s+(?:appear|exist|show|occur)|"
-                            r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur))",
+                            r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur)|"
+                            r"(?:\S+\s+){0,4}?(?:band|peak|mode|line|reflection)s?\s+(?:of\s+(?:the\s+)?[\w-]+\s+)?(?:is|are|was|were)\s+(?:not|n't)\s+"
+                            r"(?:resolved|seen|observed|detected|present|visible|found)\b)",
                             re.I)
-NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|\bwithout\b|\babsent\b|\bnor\b|\bnothing\b|[❌✗✘]|"
+NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|"
+                             r"\bwithout\b(?!\s+(?:SOC|spin[–-]orbit(?:\s+coupling)?|\+?U|Hubbard\s+U|relaxation|D3|vdW|dispersion)\b\s*,?\s*"
+                             r"(?:it|the\s+(?:gap|value|moment|result))\s+(?:is|was|comes\s+out|gives?|becomes?)\b)|\babsent\b|\bnor\b|\bnothing\b|[❌✗✘]|"
                              r"\black(?:s|ing)?\b|\brather than\b|\binstead of\b)[^,;:.\n]{0,30}$", re.I)
 NEGATION_BLOCK = re.compile(r"\band\s+(?:then\s+)?(?:measures?|spans?|is|are|has|shows?|gives?|reads?)\b|\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
                             r"\bother\b|\bexcept\b|\bnot just\b|\bif not\b", re.I)
@@ -181,7 +185,7 @@ RETRACT_IMMEDIATE = re.compile(r"[,;—–]\s*(?:no,?\s+wait|wait|sorry|scratch 
                                r"that(?:'s| is| was) wrong|no,?\s+actually)\b", re.I)
 # a bare integer counting things: "observed at 3 positions", "3 strongest reflections", "12 formula units"
 COUNT_AFTER = re.compile(r"-(?:atoms?|sites?|layers?|fold|f\.u\.|formula[- ]units?)\b|[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
-                         r"inequivalent|magnetic)[ \t]+)?(?:positions|bands|peaks|modes|lines|reflections|particles|atoms|"
+                         r"inequivalent|magnetic|water)[ \t]+)?(?:molecules|positions|bands|peaks|modes|lines|reflections|particles|atoms|"
                          r"sites|values|points|rows|grains|crystals|steps|times|formula units|components|phases)\b", re.I)
 # a rate or coefficient, not a value: "−0.022 cm⁻¹/K", "5.2 cm⁻¹/GPa", "0.3 eV per GPa"
 COEFFICIENT_AFTER = re.compile(r"[ \t]*(?:/|per[ \t]+)(?:K|°C|GPa|MPa|kbar|bar|%|layer|T|kOe|Oe|V|volt|(?:mol|wt|at)[ \t]*%)(?![\w])")

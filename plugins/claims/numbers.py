@@ -34,7 +34,7 @@ _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w
 _TOKEN = re.compile(_NUMBER + r"(?:[ \t]*" + _UNIT + r")?")
 
 _LIST_GAP = re.compile(r"\s*(?:(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\bas well as\b|\bplus\b)\s*(?:≈\s*)?)?\s*", re.I)
-_RANGE_GAP = re.compile(r"\s*(?:–|-|\bto\b|\bthrough\b|\buntil\b|\bup to\b|\.\.\.?|…)\s*", re.I)
+_RANGE_GAP = re.compile(r"\s*(?:–|-|\bto\b|\bthrough\b|\buntil\b|\bup to\b|\bdown to\b|\.\.\.?|…)\s*", re.I)
 _AND_GAP = re.compile(r"\s*(?:\band\b|&)\s*", re.I)
 _BY = re.compile(r"\bby\s+(?:about|roughly|around|approximately|some|~|≈)?\s*$|\bby$", re.I)
 _WORDY = re.compile(r"[A-Za-z]{2,}")  # "5 eV) gives ±3.7 µB": words between make the ± a sign, not an uncertainty

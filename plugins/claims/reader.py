@@ -46,7 +46,10 @@ _IF = re.compile(r"\bif\b", re.I)
 _ANSWER_LINE = re.compile(r"[ \t>*#-]*(?:final\s+|draft\s+|initial\s+|first\s+)?answer\b", re.I)
 _REVISION = re.compile(r"\b(?:on reflection|on second thought|actually|correction|correcting|transposed|mistake|wrong|revis\w+|"
                        r"scratch that|wait|reconsider\w*|not right|incorrect|error)\b", re.I)
-_TIMES_BEFORE = re.compile(r"[×*÷]\s*$|\S\s*/\s+$")
+# a turn to what a method finds: "the ionic count would give 1 µB, but GGA finds 0.6 µB"
+_TURN = re.compile(r"(?:\bbut\b|\bhowever\b|;|\binstead\b|\bwhereas\b),?\s+(?:the\s+)?(?:GGA|LDA|PBE\w*|DFT\w*|SCAN|HSE\w*|"
+                   r"calculations?|computed|measured|experiment\w*|neutrons?|we|our)\b", re.I)
+_TIMES_BEFORE = re.compile(r"[×*÷]\s*[~≈]?\s*$|\S\s*/\s+$|\d\s*\+\s*$")  # "3 + 3 = 6 µB": an addend
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
@@ -717,8 +720,12 @@ class QuantityReader:
             return "hedged"
         if cx.FACTOR_BEFORE.search(norm, max(run.s_start, head.start - 30), head.start) and not head.unit:
             return "other"  # "the Boltzmann factor (≈ 0.41 at 295 K)"
-        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 120), head.start) \
-                or cx.WOULD.search(norm, max(run.s_start, head.start - 90), head.start):
+        if cx.COUNTERFACTUAL.search(norm, max(run.s_start, head.start - 120), head.start):
+            return "other"
+        would = None
+        for would in cx.WOULD.finditer(norm, max(run.s_start, head.start - 90), head.start):
+            pass
+        if would is not None and not _TURN.search(norm, would.start() + 5, head.start):
             return "other"
         if self.between_difference.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other"

@@ -39,12 +39,12 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
                        r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
                        r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b|"
-                       r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b", re.I)
+                       r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b|\bchecked\s+(?:on|against|with)\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
 # a band of another compound named in a relative clause: "photo-oxidation to Pb3O4 (whose main band is at 548 cm⁻¹)"
-_WHOSE = re.compile(r"(?<![\w])([A-Z][a-z]?\d*(?:[A-Z][a-z]?\d*)+|[A-Z][a-z]?\d+)\s*(?:\(\s*|,\s*)(?:whose|which has|which shows)\b"
+_WHOSE = re.compile(r"(?<![\w])([A-Z][a-z]?\d*(?:[A-Z][a-z]?\d*)+|[A-Z][a-z]?\d+)\s*(?:\(\s*|,\s*)(?:whose|which has|which shows|(?<=\()[a-z][a-z-]{3,20}\s*,)"
                     r"[^()\n]{0,40}$")
 
 

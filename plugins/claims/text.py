@@ -66,7 +66,7 @@ def _moment_block(m: re.Match[str]) -> str:
     "m_Mn = 3.52 µB", so the element and the unit reach every number."""
     lines = []
     for line in m.group("body").splitlines(keepends=True):
-        child = re.match(r"([ \t]+)([A-Z][a-z]?)([ \t]*:[ \t]*)(.*?)(\s*)$", line, re.S)
+        child = re.match(r"([ \t]+)([A-Z][a-z]?)(?:\d{1,2}|_\w{1,6})?([ \t]*:[ \t]*)(.*?)(\s*)$", line, re.S)  # "Fe1:", "Fe_4f:"
         if child is None:
             lines.append(line)
             continue
@@ -112,7 +112,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
                 r"(?:moment|magneti[sz]ation))?|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
-                r"(?P<body>(?:[ \t]+[A-Z][a-z]?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
+                r"(?P<body>(?:[ \t]+[A-Z][a-z]?(?:\d{1,2}|_\w{1,6})?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
@@ -347,7 +347,7 @@ def _tables(text: str) -> tuple[str, _Pass | None]:
 _TEX_TABLE = re.compile(r"\\begin\{(?:tabular|array)\*?\}(?:\{[^{}\n]*\})*(.*?)\\end\{(?:tabular|array)\*?\}", re.S)
 _TEX_ROW_END = re.compile(r"\\\\")
 _TEX_RULE = re.compile(r"\\(?:hline|toprule|midrule|bottomrule|cline\{[^{}]*\})")
-_TEX_NUMBER = re.compile(r"^([ \t\n]*)([-+−]?\d+(?:\.\d+)?)[ \t\n]*$")
+_TEX_NUMBER = re.compile(r"^([ \t\n]*\$?[ \t]*)([-+−]?\d+(?:\.\d+)?)[ \t]*\$?[ \t\n]*$")  # "$-3.3$" too
 
 
 def _tex_tables(text: str) -> tuple[str, _Pass | None]:
@@ -394,6 +394,7 @@ _CSV_HEADER = re.compile(r"^[ \t]*([A-Za-z_][\w ()/°⁻¹-]{0,40}(?:,[ \t]*[A-Z
 _CSV_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
+_GENERIC_VALUE = frozenset({"value", "values", "val", "result", "number", "amount"})
 _CSV_PAIR_ROW = re.compile(r"[^,\n]+,[^,\n]+\n[^,\n]+,[^,\n]+(?:\n|$)")
 
 
@@ -405,7 +406,7 @@ def _csv_tables(text: str) -> tuple[str, _Pass | None]:
     """A CSV block ("material,metallic,band_gap_eV,method" over "KI,false,6.0,experiment") gets the same treatment as a
     markdown table: each numeric or boolean cell is written "header: value", so the key's quantity and unit reach the
     number (and "metallic: false" reads like the JSON key it is)."""
-    if text.count(",") < 4:
+    if text.count(",") < 3:
         return text, None
     edits: list[tuple[int, int, str]] = []
     for header in _CSV_HEADER.finditer(text):
@@ -420,11 +421,13 @@ def _csv_tables(text: str) -> tuple[str, _Pass | None]:
             if len(cells) != len(names) or not text[pos:end].strip():
                 break
             at = pos
+            # "property,value" over "e_above_hull_eV_atom,0.006": under a generic header the row's key names the number
+            keyed = len(names) == 2 and names[1].lower() in _GENERIC_VALUE and bool(cells[0].strip())
             for name, cell in zip(names, cells):
                 value = cell.strip()
                 if _CSV_NUMBER.fullmatch(value) or value.lower() in ("true", "false", "yes", "no"):
                     start = at + cell.index(value)
-                    edits.append((start, start + len(value), f"{name}: {value}"))
+                    edits.append((start, start + len(value), f"{cells[0].strip() if keyed else name}: {value}"))
                 at += len(cell) + 1
             pos = end + 1
     return _splice(text, sorted(edits)) if edits else (text, None)

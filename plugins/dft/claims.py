@@ -35,7 +35,7 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
                    r"hard to say|difficult to say|unknown|undetermined|not certain|no idea)\b", re.I)
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
                             r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|cannot decide|can't decide|undecided|no idea|n/?a|none)\b", re.I)
-_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change)\b", re.I)
+_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change|open|close|widen)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
@@ -173,7 +173,13 @@ def asked_formula(question: str) -> tuple[tuple[str, float], ...] | None:
 
 
 _UNIT_AFTER = re.compile(r"[\s-]*(?:planes?|layers?|sheets?|octahedr\w*|tetrahedr\w*|chains?|groups?|units?|"
-                         r"sublattices?|clusters?|dimers?|slabs?|blocks?|polyhedr\w*|bonds?)\b", re.I)
+                         r"sublattices?|clusters?|dimers?|slabs?|blocks?|polyhedr\w*|bonds?|type|prototype|structure[- ]type)\b", re.I)
+
+
+_REACTANT = re.compile(r"\s*\+\s*\d*\s*[A-Z]")
+_REACTANT_BEFORE = re.compile(r"\+\s*\d*\s*$")
+_SUBSTRATE_BEFORE = re.compile(r"\b(?:grown|deposited|sputtered|epitaxial)\b[^.;\n]{0,30}?\bon\s+(?:an?\s+|the\s+)?$", re.I)
+_SUBSTRATE_AFTER = re.compile(r"\s*(?:\(\d{3}\)\s*)?substrates?\b", re.I)
 
 
 def other_material(scan: Scan, run: Run, n: Number) -> bool:
@@ -183,11 +189,15 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
         return False
     last = None
     last_end = 0
-    for m in _FORMULA.finditer(scan.norm, max(run.s_start, run.head.start - 100), run.head.start):
+    for m in _FORMULA.finditer(scan.norm, max(run.s_start, run.head.start - 150), run.head.start):
         if _UNIT_AFTER.match(scan.norm, m.end()):
             continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
         if _COMPETITORS.search(scan.norm, max(run.s_start, m.start() - 60), m.start()):
             continue  # "Against BaS, HfS2 and Ba3Hf2S7, the perovskite is 22 meV/atom above the hull": the competing phases
+        if _REACTANT.match(scan.norm, m.end()) or _REACTANT_BEFORE.search(scan.norm, max(0, m.start() - 4), m.start()):
+            continue  # "formation energy from Cr₂O₃ + V₂O₅": the reactants of a reaction energy, not a material claimed about
+        if _SUBSTRATE_BEFORE.search(scan.norm, max(0, m.start() - 30), m.start()) or _SUBSTRATE_AFTER.match(scan.norm, m.end()):
+            continue  # "films grown on MgO", "on SrTiO3 substrates": the substrate, not the material measured
         if _HULL_PHASES_AFTER.match(scan.norm, m.end()):
             continue  # "above the Cu + N2 hull", "the C–CO2 tie line", "with CsI and CsCu2I3 as its neighbours": the hull's phases
         comp = composition(m.group(1))
@@ -556,6 +566,11 @@ _GROUND_SEGMENT = re.compile(r"\bground[- ]state\b|\b(?:sits|lies|is|are)\s+on\s
 _SEGMENT_START = re.compile(r"[.;\n]")
 
 
+# another form named as the subject, and an energy relative to another structure after the number
+_FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
+                           r"(?:cell|state|configuration|solution))\b", re.I)
+_PREDICATE_BEFORE = re.compile(r"\b(?:is|as)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.I)  # "Aragonite is the high-pressure polymorph"
+_RELATIVE_AFTER = re.compile(r"\s*(?:higher|lower|above|below)\b(?!\s+(?:the\s+)?(?:convex\s+)?hull)(?!\s+(?:the\s+)?(?:[\w-]+\s+){0,3}tie)", re.I)
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
 # the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
 _PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
@@ -703,6 +718,14 @@ class StabilityReader(_DFTReader):
         if _THRESHOLD_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
             return "question_echo"  # "threshold = 0.05 eV/atom": the question's criterion restated
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
+        if _RELATIVE_AFTER.match(norm, n.end) and not _HULL_LABEL.search(norm, run.lo, head.start):
+            subject = None
+            for subject in _FORM_SUBJECT.finditer(norm, max(run.s_start, head.start - 100), head.start):
+                pass
+            if subject is not None and not _ASKED_HERE.search(norm, max(run.s_start, subject.start() - 30), head.start) \
+                    and not _ASKED_MARK.search(norm, subject.start(), head.start) \
+                    and not _PREDICATE_BEFORE.search(norm, max(run.s_start, subject.start() - 40), subject.start()):
+                return "other_property"  # "the cristobalite-type form comes out 2 meV/atom above it": another polymorph's energy
         other = None
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
             other = m
@@ -745,7 +768,7 @@ _GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g
                         r"(?:\s+between\s+(?:the\s+)?(?:top\s+of\s+the\s+)?(?:valence|VBM)[^.\n]{0,40}?(?:conduction|CBM)"
                         r"(?:\s+(?:bands?|band\s+minimum|band\s+edges?|states|manifolds?))?)?"
                         rf"{cx.LINK}\s*$", re.I)
-_OTHER_EV = re.compile(r"formation|ΔH|enthalp|cohesive|\bemission\b|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
+_OTHER_EV = re.compile(r"formation|Burstein|ΔH|enthalp|cohesive|\bemission\b|E_?\s*hull|\bhull\b|decomposition|binding|total energy|work function|"
                        r"\benergy\b|Urbach|\bexciton|\btransitions?\b|"
                        r"fermi|E_?F\b|exchange|splitting|\binterband\b|bandwidth|band width|activation|barrier|plasma|phonon|ionization|"
                        r"affinity|crystal field|spin-orbit|anisotropy|VBM|CBM|valence band|conduction band|band edge|"
@@ -760,7 +783,7 @@ _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphas
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
 # a gap, but not the material's: a spin channel of a half-metal, another phase
-_OTHER_GAP = re.compile(r"minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype|\bDirac[- ]point\s+gap\b|"
+_OTHER_GAP = re.compile(r"Burstein|Moss-shift|minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype|\bDirac[- ]point\s+gap\b|"
                         r"\bsurface(?:[- ]state)?\s+gap\b|\bslab\b", re.I)
 _OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization|photons?)\b|\s*[×·⋅*]\s*(?:Å|nm|m|cm)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)|\s*short\s+of\b", re.I)
@@ -768,8 +791,13 @@ _OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work fu
 # split-off band from the main conduction band"
 _NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b|"
                                 r"\s*separates\s+[^.\n]{0,60}?\bfrom\s+[^.\n]{0,30}?conduction\s+band|"
-                                r"[^.\n]{0,80}?\bintra-?conduction-?band\b", re.I)
-_EMISSION = re.compile(r"\bemission\b|\bemits?\b|\blases\b|\blaser\s+line\b", re.I)
+                                r"[^.\n]{0,80}?\bintra-?conduction-?band\b|"
+                                r"[^.\n]{0,60}?\b(?:comes?|stems?|arises?|results?)\s+from\s+(?:\w+\s+){0,2}(?:oxidation|oxidi[sz]ed|contamina\w*|impurit\w*|defects?|"
+                                r"surface|plasmon\w*)|[^.\n]{0,100}?\brather\s+than\s+(?:an?\s+|the\s+)?(?:intrinsic|fundamental|true|real|bulk)\s+(?:band\s*)?gap\b", re.I)
+# "the optical absorption onset lies higher, ≈ 3.3 eV, because the Γ transition is parity-forbidden" (an onset, not a gap)
+_FORBIDDEN_AFTER = re.compile(r"[^.\n]{0,60}?\b(?:parity|dipole|symmetry)[- ]forbidden\b", re.I)
+_OVERLAP = re.compile(r"\boverlap\b", re.I)  # "a small band overlap near Γ (~0.1 eV)"
+_EMISSION = re.compile(r"\bemission\b|\bemits?\b|\blases\b|\blaser\s+line\b|\bphotoluminescen\w*|(?<![A-Za-z])PL(?![A-Za-z])", re.I)
 _FORMER_LATTER_AFTER = re.compile(r"\s*(?:for|of|in)\s+the\s+(former|latter)\b", re.I)
 _PAIR = re.compile(r"(?<![A-Za-z0-9(])([A-Z][A-Za-z0-9]{1,15})\s+and\s+([A-Z][A-Za-z0-9]{1,15})\b")
 
@@ -793,7 +821,7 @@ def _coreferent_other(scan: Scan, run: Run, n: Number) -> bool:
 
 
 # "- 1.38 eV — PBE, lowest direct transition": a direct transition named after the number
-_DIRECT_AFTER = re.compile(r"\s*[—–:-]\s*[^\n.;]{0,30}?\bdirect\s+(?:transition|gap)\b", re.I)
+_DIRECT_AFTER = re.compile(r"\s*(?:[—–:-]\s*[^\n.;]{0,30}?|\(\s*(?:the\s+|a\s+)?)\bdirect\s+(?:transition|gap)\b", re.I)
 # another compound named right after the value or in its aside: "- 0.9 eV — SnS in the same structure", "(LiH, for comparison: 3.0 eV)"
 _FORMULA_AFTER = re.compile(r"\s*[—–]\s*([A-Z][A-Za-z0-9]{1,15})\b")
 _FORMULA_COMPARED_BEFORE = re.compile(r"\(\s*([A-Z][A-Za-z0-9]{1,15})\s*,\s*(?:for\s+comparison|by\s+comparison|cf\.)\s*[:,]?\s*$", re.I)
@@ -807,7 +835,7 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
-                           r"\beV\s*[—–:-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
+                           r"\beV\s*[—–:,-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
 
 
 def _semimetal(scan: Scan) -> bool:
@@ -889,9 +917,10 @@ class MetallicityReader(_DFTReader):
         paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
         lead = None if paren < 0 or ")" in norm[paren:head.start] else (cx.clause_start(norm, run.s_start, paren, 60), paren)
         if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
-                or (lead is not None and _OTHER_GAP.search(norm, *lead)):
+                or (lead is not None and (_OTHER_GAP.search(norm, *lead) or _OVERLAP.search(norm, *lead))):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
-        if lead is not None and not label and _EMISSION.search(norm, *lead):
+        if not label and (_EMISSION.search(norm, *lead) if lead is not None
+                          else _EMISSION.search(norm, max(c_start, head.start - 50), head.start)):
             return "other_property"  # "the Ce³⁺ emission at 380 nm (3.26 eV)": a line's photon energy, not a gap
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
@@ -913,7 +942,8 @@ class MetallicityReader(_DFTReader):
                 return "other_property"  # "- 0.9 eV — SnS in the same structure, for comparison"
         if _AT_CROSSINGS_AFTER.match(norm, n.end) and _semimetal(scan):
             return "other_property"  # "SOC opens tiny gaps, ~20 meV, at those crossings": local gaps of a semimetal
-        if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end):
+        if _OTHER_EV_AFTER.match(norm, n.end) or _NOT_THE_GAP_AFTER.match(norm, n.end) \
+                or (_FORBIDDEN_AFTER.match(norm, n.end) and "gap" not in norm[max(run.s_start, head.start - 40):head.start]):
             return "other_property"  # "the 2.1 eV interband absorption edge", "a 2.0 eV plasma edge"
         other = None
         line = cx.line_start(norm, head.start)
@@ -956,7 +986,7 @@ _MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b
                            rf"(?P<unit>\s+in\s+(?:units\s+of\s+)?µB(?:\s*(?:/|per)\s*(?:f\.?\s?u\.?|formula\s+units?|atoms?|"
                            rf"(?:unit\s+)?cells?))?)?{cx.LINK}\s*$", re.I)
 _CELL_BEFORE = re.compile(r"\bcell\b|\bsupercell\b|\bper\s+cell\b|\bcalculation\b", re.I)
-_FU_BEFORE = re.compile(r"\bper\s+formula\s+unit\b|\bper\s+f\.?u\.?|\bformula\s+unit\b", re.I)
+_FU_BEFORE = re.compile(r"(?<![A-Za-z])per[\s_]+formula[\s_]+unit\b|(?<![A-Za-z])per[\s_]+f\.?u\b\.?|\bformula\s+unit\b", re.I)
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
 _NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
@@ -964,31 +994,32 @@ _NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅�
 _PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
-                          r"(?:full\s+|ideal\s+|nominal\s+)?$", re.I)
+                          r"(?:full\s+|ideal\s+|nominal\s+|spin-only\s+|ionic\s+|free-ion\s+|formal\s+)?$", re.I)
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
-                       r"barely|hardly|weakly|slightly|which|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
+                       r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
-                      r"\b(?:spin-only|ionic|ordered|local)\s+(?:magnetic\s+)?moment\s+(?:is|of)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
+                      r"\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moment\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
-                            r"\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
+                            r"(?<![A-Za-z])\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
                             r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)+]|\s*interstitial\b|"
                             r"\s*from\s+(?:the\s+)?\d[spdf]\b", re.I)
 _IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
-_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|\bnot\s+the\s+physical\s+(?:answer|result|solution|state)\b|"
+_NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|\ban?\s+(?:\w+\s+)?(?:artefact|artifact)\b|\bI\s+(?:disregard|discard|ignore)\b|"
+                         r"\bnot\s+the\s+physical\s+(?:answer|result|solution|state)\b|"
                          r"\bappears?\s+only\s+(?:if|when|under)\b|"
                          r"\b(?:lies|is|sits)\s+(?:\w+\s+){0,2}(?:above|higher\s+than)\s+the\s+(?:[\w-]+\s+){0,3}ground\s+state\b", re.I)
 _EACH = re.compile(r"\b(?:each|both|all)\b(?:\s+(?:with|carry|carries|carrying|has|have|having|bear|bears|hold|holds))?"
@@ -999,7 +1030,7 @@ _MAGNETIC_ELEMENTS = frozenset("Sc Ti V Cr Mn Fe Co Ni Cu Y Zr Nb Mo Tc Ru Rh Pd
 
 _SUBSCRIPT_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|M)\s*_\s*$")
 _MOMENT_OF_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|μ|M)\s*\(\s*$")  # "m(Fe) = 1.5 µB"
-_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-])(?:[ \t]*\([^()|&\n]{0,12}\))?[ \t]*[|&]")
+_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-])(?:[ \t]*\([^()|&\n]{0,24}\))?[ \t]*[|&]")
 _PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead\b", re.I)
 
 
@@ -1020,12 +1051,19 @@ _ELEMENT_NAME = re.compile(r"(?<![\w-])(" + "|".join(ELEMENT_NAMES) + r")(?![\w-
 _OPEN_ASIDE = re.compile(r"\s*(?:each|apiece)?\s*\([^()\n]{0,80}")
 _RESPECTIVELY_AFTER = re.compile(r"\s*,?\s*respectively\b", re.I)
 _SPIN_CANDIDATE_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+(?:\*\*)?(?:low|intermediate|high)[- ]spin\b[^:\n]{0,40}:", re.I)
-_ONLY_WITH = re.compile(r"\bonly\s+(?:with|under|for|if)\b(?:[^.;\n]|\.(?=\d)){0,80}?\b(?:does|do|did|would|can)\b", re.I)
+_ONLY_WITH = re.compile(r"\bonly\s+(?:with|under|for|if|when)\b(?:[^.;\n]|\.(?=\d)){0,80}?\b(?:does|do|did|would|can)\b", re.I)
 # "ferromagnetic 95 meV/Fe higher with 2.6 µB per Fe": the moment of a higher-lying state
 _HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
 _IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
 _MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[—–-]|with)\s*(?:about|approximately|~|≈)?\s*$", re.I)
-_TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)\s*\)?[ \t]*\|")  # "| m(In) | −0.04 µB |"
+_TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)(?![a-z])[^|\n]{0,24}\|")  # "| m(In) | −0.04 µB |", "| m(Co), GGA+U |"
+_ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)per[_ \t]+(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]",
+                        re.I)  # a CSV or table row labelled "total_per_fu," or "| net per atom |"
+# "elemental hcp Co (1.6 µB per atom)", "bcc Fe itself has 2.2 µB per atom": the pure element, another material
+_AT_OTHER_VOLUME = re.compile(r"\s*at\s+(?:an?\s+)?(?:expanded|larger|enlarged|compressed|strained)\s+(?:volume|lattice|cell)\b", re.I)
+_ELEMENTAL = re.compile(r"\belemental\b|\b(?:bcc|fcc|hcp|α-)\s*(?:Fe|Co|Ni|Gd|Cr|Mn|iron|cobalt|nickel)\b", re.I)
+_NET_BARE = re.compile(r"\bnet\s*(?:moment\s*)?(?:[=≈~:]|of)\s*$", re.I)
+_VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
@@ -1089,7 +1127,7 @@ def _single_magnetic(scan: Scan) -> str | None:
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
 _PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
-                        r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB"
+                        r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\d{0,2}\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB", "V1: ±0.95 µB"
 
 
 class MagnetismReader(_DFTReader):
@@ -1107,6 +1145,9 @@ class MagnetismReader(_DFTReader):
         if scan.in_answer(head) and _MAGNETIC_ANSWER.search(norm, max(scan.answer[0], head.start - 30), head.start) \
                 and not cx.ARITHMETIC_AFTER.match(norm, head.end):
             return "muB/fu"
+        if scan.in_answer(head) and _NET_BARE.search(norm, max(scan.answer[0], head.start - 20), head.start) \
+                and not cx.ARITHMETIC_AFTER.match(norm, head.end):
+            return "muB/fu"  # "Answer: non-magnetic (antiferromagnetic, net ≈ 0)"
         label = _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 60), head.start)
         if label and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
@@ -1159,9 +1200,15 @@ class MagnetismReader(_DFTReader):
                 or _ONLY_WITH.search(norm, max(s_start, n.start - 120), n.start):
             return "other"  # "- high spin: 5 µB per Co" among the listed options; "only with U … does … appear, with 1 µB"
         if (phase is not None and not _PHASE_TURN.search(norm, phase.end(), n.start)) \
-                or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) \
+                or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) or _AT_OTHER_VOLUME.match(norm, n.end) \
                 or _HIGHER_WITH.search(norm, max(s_start, n.start - 40), n.start):
             return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
+        asked = getattr(scan, "asked", None)
+        if asked is not None and len(asked) > 1:
+            elemental = _ELEMENTAL.search(norm, max(s_start, n.start - 40), n.start)
+            if elemental is not None and ")" not in norm[elemental.end():n.start] \
+                    and not _PHASE_TURN.search(norm, elemental.end(), n.start):
+                return "other_property"
         other = _IN_FORMULA_AFTER.match(norm, n.end)
         if other is not None and getattr(scan, "asked", None) is not None:
             comp = composition(other.group(1))
@@ -1195,6 +1242,11 @@ class MagnetismReader(_DFTReader):
         label = _FORMULA_LABEL.search(norm, max(0, n.start - 24), n.start)
         if label is not None and getattr(scan, "asked", None) is not None and composition(label.group(1)) == scan.asked:
             return "fu"  # "3. Ni3Fe: 4.71 µB": a row labelled with the asked formula is one formula unit's moment
+        prev = scan.nums[n.index - 1] if n.index > 0 else None
+        if prev is not None and prev.unit.startswith("muB") and _VERSUS.fullmatch(norm, prev.end, n.start):
+            inherited = prev.unit[4:] if prev.unit != "muB" else scan.memo.get(("basis", prev.index))
+            if inherited:
+                return inherited  # "about 1.9 µB per Fe versus 0.36 µB from neutron diffraction": the same site
         paired = _respective_element(scan, run, n)
         if paired is not None:
             return "element:" + paired  # "Fe and Co carry about 2.75 and 1.75 µB respectively"
@@ -1205,6 +1257,10 @@ class MagnetismReader(_DFTReader):
         row = _TABLE_ROW_M.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS:
             return "element:" + row.group(1)  # "| m(In) | −0.04 µB |": the moment of In, whatever the word "In" means elsewhere
+        row = _ROW_BASIS.match(norm, line)
+        if row is not None and row.end() <= n.start:
+            basis = row.group(1).lower()
+            return basis if basis in ("atom", "cell") else "fu"
         lo = max(run.s_start, n.start - 60)
         prev = scan.nums[n.index - 1] if n.index > 0 else None
         if prev is not None and prev.unit == "muB" and _LIST_JOIN.fullmatch(norm, prev.end, n.start) \
@@ -1234,10 +1290,14 @@ class MagnetismReader(_DFTReader):
             # "the cell (2 Cr) carries M = 6.0 µB", where the Cr between is not the site)
             named = [b for b in bases if b[0] < m.start()]
             found.append((m.start(), max(named)[1] if named else "cell"))
-        if found:
+        if _EACH_AFTER.match(norm, n.end):
+            # "the two Mn²⁺ in the cell hold 4.57 µB apiece", "8 Fe³⁺ up, 4 down, 5 µB each": the nearest site named
             sites = [f for f in found if f[1].startswith("element:")]
-            if sites and _EACH_AFTER.match(norm, n.end):
-                return max(sites)[1]  # "the two Mn²⁺ in the cell hold 4.57 µB apiece": a site's moment, not the cell's
+            sites += [(m.start(), "element:" + m.group(1)) for m in _ION.finditer(norm, lo, n.start)
+                      if _site_element(norm, m, m.group(1))]
+            if sites:
+                return max(sites)[1]
+        if found:
             return max(found)[1]
         if prev is not None and prev.unit.startswith("muB") and _OPEN_ASIDE.fullmatch(norm, prev.end, n.start):
             inherited = scan.memo.get(("basis", prev.index))
