@@ -140,7 +140,7 @@ BIN_POSITION = re.compile(r"\b(?:the|this|that|neighbou?ring|adjacent|next|previ
 NEGATION_AFTER = re.compile(r"\s*\)?\s*(?:\([^()]{0,20}\)\s*)?,?\s*(?:;\s*(?:not\s+(?:seen|observed|present|detected)|absent)\b|"
                             r"but\s+(?:PBE|DFT|GGA|the\s+calculation|our\s+calculation|it|this)\s+(?:does|did)\s*(?:not|n't)\s+reproduce\b|(?:is|was|are|were)\s+(?:not|n't)\s+(?:a\s+|an\s+|the\s+)?"
                             r"(?:real\s+|genuine\s+|true\s+|actual\s+)?(?:peak|reflection|band|line|mode|observed|present|seen|"
-                            r"visible|allowed|there|expected|found|reproduced|confirmed)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
+                            r"visible|allowed|there|expected|found|reproduced|confirmed|resolved|resolvable)\b|(?:isn't|aren't|wasn't)\s+(?:a\s+)?(?:peak|reflection|band|"
                             r"observed|present|there)\b|(?:is|are|was|were)?\s*(?:absent|missing|forbidden|extinct)\b|"
                             r"(?:does|do|did)\s+not\s+(?:appear|exist|show|occur)|(?:doesn't|don't|didn't)\s+(?:appear|exist|show|occur)|"
                             r"(?:cannot|can't|could not|couldn't|would not|wouldn't)\s+(?:fit|be|exist|appear|occur)|"
@@ -151,26 +151,26 @@ NEGATION_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|n't\b|\bnever\b|\bnone\b|"
                              r"\bwithout\b(?!\s+(?:SOC|spin[–-]orbit(?:\s+coupling)?|\+?U|Hubbard\s+U|relaxation|D3|vdW|dispersion)\b\s*,?\s*"
                              r"(?:it|the\s+(?:gap|value|moment|result))\s+(?:is|was|comes\s+out|gives?|becomes?)\b)|\babsent\b|\bnor\b|\bnothing\b|[❌✗✘]|"
                              r"\black(?:s|ing)?\b|\brather than\b|\binstead of\b)[^,;:.\n]{0,30}$", re.I)
-NEGATION_BLOCK = re.compile(r"\band\s+(?:then\s+)?(?:measures?|spans?|is|are|has|shows?|gives?|reads?)\b|\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
+NEGATION_BLOCK = re.compile(r"\s[—–]\s|\band\s+(?:then\s+)?(?:measures?|spans?|is|are|has|shows?|gives?|reads?)\b|\bbut\b|\bhowever\b|\binstead\b|\bonly\b|\brather\b|\bother than\b|\bnot only\b|"
                             r"\bother\b|\bexcept\b|\bnot just\b|\bif not\b", re.I)
 # hedged means an explicit non-commitment: words that decline to choose, or a hedge over alternatives ("might be
 # at 25.3° or at 27.4°"); approximate wording ("about", "~", "probably") still asserts
-NON_COMMITMENT = re.compile(r"\b(?:can't tell|cannot tell|can not tell|not sure|unsure|uncertain|unclear|can't say|cannot say|"
+NON_COMMITMENT = re.compile(r"(?=[cnuhdie])\b(?:can't tell|cannot tell|can not tell|not sure|unsure|uncertain|unclear|can't say|cannot say|"
                             r"cannot decide|can't decide|cannot determine|can't determine|not confident|no way to know|"
                             r"hard to say|difficult to say|i don't know|either way|undecided)\b", re.I)
 HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|i guess)\b", re.I)
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
-COUNTERFACTUAL = re.compile(r"\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
+COUNTERFACTUAL = re.compile(r"\btempting\s+to\s+(?:read|say|take|think|call|write)\b[^\n;.]*$|\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
 RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
-                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*)\b", re.I)
+                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*|I\s+forgot|I\s+left\s+out|I\s+omitted)\b", re.I)
 RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
                             r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
-                            r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
+                            r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported|typed)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
                             re.I)
 ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")

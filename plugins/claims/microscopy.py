@@ -36,7 +36,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
                     r"\binvisible\b|\blaser\s+power\b|\bhatch(?:\s+spacing)?\b|\bscan\s+speed\b|\bEBSD\b|\bPL\b|"
                     r"\bcross-?sections?\s+of\b|\bfrom\s+(?:an?\s+)?(?:cleaved\s+)?cross-?section|-ring\b|\bpore\s+openings?\b|"
-                    r"\bchannels?\s+of\b|\b(?:nano)?indent\w*|\bsuperparamagnetic\b|\b(?:times|than)\s+(?:the|that\s+of|those\s+of)\b",
+                    r"\bchannels?\s+of\b|\b(?:nano)?indent\w*|\bsuperparamagnetic\b|\bcolou?rs?\b|\b(?:times|than)\s+(?:the|that\s+of|those\s+of)\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -49,7 +49,7 @@ _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealin
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
 _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)(?:\s+(?:width|size|diameter))?\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
-_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|DLS|BET|XRD|EBSD|ellipsomet\w*|profilomet\w*|laser[- ]diffraction|cross-?section)"
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|Raman|DLS|BET|XRD|EBSD|ellipsomet\w*|profilomet\w*|laser[- ]diffraction|cross-?section)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|gave|shows|showed|yields|yielded|"
@@ -95,7 +95,10 @@ _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
-                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+                                r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:starting\s+|precursor\s+|raw\s+)?powders?\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+# a line that is the calibration itself: "- pixel: 1000 nm / 125 px = 8 nm"
+_PIXEL_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?(?:pixel(?:\s+size)?|px(?:\s+size)?|calibration|nm\s*/\s*px)(?:\*\*)?\s*[:=]",
+                         re.I)
 _BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 # a value set off by a comma after the noun it belongs to: "the Scherrer size from the (101) reflection, 21 nm"
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
@@ -129,7 +132,9 @@ class MicroscopyReader(QuantityReader):
         factor = TO_NM.get(unit)
         if factor is None or _OTHER_STATE_AFTER.match(scan.norm, run.head.end) or _NOT_FEATURE_AFTER.match(scan.norm, run.head.end):
             return "other_property"
-        if _PREP_AFTER.match(scan.norm, run.head.end):
+        line = cx.line_start(scan.norm, run.head.start)
+        if _PREP_AFTER.match(scan.norm, run.head.end) or (line >= run.s_start and _PIXEL_LINE.match(scan.norm, line)
+                                                            and ";" not in scan.norm[line:run.head.start]):
             return "instrument_setting"
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
         if clause > run.s_start and scan.norm[clause - 1] == "," and _APPOSITION.fullmatch(scan.norm, clause, run.head.start):

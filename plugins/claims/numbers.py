@@ -22,7 +22,7 @@ _NUMBER = (r"(?<![\w.^])(?<![A-Za-z]-)(?P<sign>±\s*|[-+](?=\.?\d))?"
 
 _PER = r"\s*(?:/|per|×|\s)\s*"
 _BASIS = (r"(?P<basis>atoms?|at\.|sites?|f\.?\s?u\.?|formula[- ]units?|unit[- ]cells?|cells?|"
-          r"[A-Z][a-z]?(?![a-z]))")
+          r"[A-Z][a-z]?(?![a-zA-Z])(?!\d*[A-Z]))")  # "per Fe", not "per ScFe₂ formula unit"
 # canonical units; the alternation order matters (longest spellings first)
 _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|Å|"
          r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|nm|µm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|µm|mm|pm|cm(?![\w-])(?!\s*\^)|"

@@ -55,10 +55,10 @@ _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
-_WITHDRAW_WORDS = re.compile(r"(?=[^\W\d_])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
+_WITHDRAW_WORDS = re.compile(r"(?=[swidmoanc])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
                              r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not|not\s*[-−]?\d)", re.I)
 _LIST_AFTER = frozenset(",;")
-_SOME_OTHERS = re.compile(r"\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports)\b(?:[^.;\n]|\.(?=\d)){0,160}?,\s*"
+_SOME_OTHERS = re.compile(r"(?=s)\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports)\b(?:[^.;\n]|\.(?=\d)){0,160}?,\s*"
                           r"others\b", re.I)
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -116,6 +116,14 @@ class Scan:
 
     def in_answer(self, n: Number) -> bool:
         return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
+
+
+def run_reason_of(run: Run, n: Number) -> str:
+    """The reason the words before a list give its member ``n``; a temperature cue does not reach a member that
+    changes quantity ("T_C ≈ 345 K, 3.1 µB/f.u. at 5 K")."""
+    if run.reason == "temperature" and n.unit and not n.inherited_unit and n.unit != run.head.unit:
+        return ""
+    return run.reason or ""
 
 
 def column_header(scan: Scan, pos: int) -> str | None:
@@ -338,7 +346,11 @@ class QuantityReader:
         prev: Number | None = None
         prev_claim = False
         s_end = -1
+        skip_to = 0
+        count = len(nums)
         for i, n in enumerate(nums):
+            if i < skip_to:
+                continue  # taken by the run below
             # the fast lane: the next member of a list whose previous member was a claim, with the same unit, not
             # an integer (no index questions), followed by a list separator (no cue after it), in the same
             # sentence and on the same side of the Answer line, not a number of the question, takes its list's
@@ -394,6 +406,24 @@ class QuantityReader:
                 result = (result[0], float(f"{result[1]:.9g}"), result[2])
             if result not in found:
                 found[result] = (n, *result)
+            if via_lane and template is not None and not echo:
+                # the rest of a plain list in one go: the same checks as the lane above, with what cannot change
+                # inside the run (the template, the sentence, the question) left out
+                kind, factor, unit = template
+                u, j, last_start = n.unit, i + 1, n.start
+                while j < count:
+                    m = nums[j]
+                    if m.reason or m.integer or m.unit != u or m.start >= s_end or m.end >= last or m.link != "list" \
+                            or norm[m.end] not in separators or last_start < answer_end <= m.start \
+                            or len(m.digits) > 9 or own(scan, m, run):
+                        break
+                    res = (kind, m.value if factor == 1.0 else round(m.value * factor, 9), unit)
+                    if res not in found:
+                        found[res] = (m, *res)
+                    last_start = m.start
+                    j += 1
+                if j > i + 1:
+                    skip_to, prev = j, nums[j - 1]
         withdrawn = {(n.value, n.unit) for n in nums if self._withdrawn(norm, n)} if _WITHDRAW_WORDS.search(norm) else set()
         taken = [t for t in found.values() if (t[0].value, t[0].unit) not in withdrawn] if withdrawn else list(found.values())
         spans = text.spans([t[0].start for t in taken] + [n.start for n, _ in rejected],
@@ -474,7 +504,7 @@ class QuantityReader:
         reason = self._own_reason(scan, n) or self.own_reason(scan, n, run)
         if reason:
             return reason
-        if run.reason:
+        if run_reason_of(run, n):
             return run.reason
         unit = n.unit
         if not unit:

@@ -18,10 +18,11 @@ _INSTRUMENT = cx.attached(r"\bresolution\b|\bFWHM\b|\bfull[- ]width\b|\bhalf[- ]
                           r"\bwidths?\b|\bbroadening\b|\bstep(?:\s+(?:size|width))?\b|\bcalibrat\w*\b|\bgrating\b|"
                           r"\bpixel\b|\bbin(?:\s+width)?\b|\bbinned\b|\bmax-pooled\b|\bsampling\b|\blaser\b|\bexcitation\b|"
                           r"\bpower\b|\bcut-?off\b|\bwidths?\s*,|\bprominence\b|\bthreshold\b|\bsignal-to-noise\b|\bS/N\b|\bSNR\b|\bnotch\b|\bedge filter\b|\bdispersion\b|\bslit\b|"
-                          r"\bscattered\s+(?:light|photons?|line|at)\b|\bcut-?on\b|\bRayleigh\b|\bk_?B?T\s*[≈=~]")
+                          r"\bscattered\s+(?:light|photons?|line|at)\b|\bcut-?on\b|\bcuts?\s+(?:on|off)\b|\bRayleigh\b|\bk_?B?T\s*[≈=~]")
 # an absolute wavenumber (the laser line, the scattered photon) is not a shift: "the Stokes band at 18451 cm⁻¹ absolute"
 # an offset from the laser line is not a band: "the R line at 685 nm, about 4200 cm⁻¹ from the 532 nm laser"
 _FROM_LASER_AFTER = re.compile(r"\s*(?:away\s+)?from\s+the\s+(?:\d+(?:\.\d+)?\s*nm\s+)?(?:laser|excitation|exciting|Rayleigh)\b", re.I)
+_WAVELENGTH_EQUALS = re.compile(r"\d\s*nm\s*[=≈]\s*$")
 _ABSOLUTE_AFTER = re.compile(r"[ \t]*\(?(?:absolute|abs\.)(?!\s+(?:accuracy|error|uncertainty|precision))", re.I)
 
 
@@ -39,7 +40,8 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\b(?:monolayer|bilayer|bulk\s+crystal)\s*(?:gives|has|shows|≈|=|~)|"
                        r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
                        r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b|"
-                       r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b|\bchecked\s+(?:on|against|with)\b", re.I)
+                       r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b|\bchecked\s+(?:on|against|with)\b|\b(?:its|the\s+other|another)\s+polymorphs?\b|"
+                       r"\brelated\b[^.;\n\d]{0,25}\bform\b|\b[\w-]*exchanged\s+form\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
@@ -73,7 +75,8 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
 # a literature value named after the numbers: "close to the 368, 330 and 224 cm⁻¹ reported by Wang et al."
 _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
                              r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
-                             r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)", re.I)
+                             r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)|"
+                             r"\s*(?:is|was)\s+used\s+(?:only\s+)?(?:to|for)\s+(?:the\s+)?calibrat", re.I)
 # another polytype as the subject: "3C-SiC has a single TO at 796 cm⁻¹"
 _POLYTYPE_SUBJECT = re.compile(r"\b(\d[CHR]-[A-Z][A-Za-z0-9]*)\s+(?:would\s+)?(?:has|have|shows?|puts?|gives?|sits?)\b")
 # a sentence that lists what a candidate phase should show: "Expected strongest band ≈ 255 cm⁻¹, plus 452 and 716 cm⁻¹."
@@ -146,8 +149,9 @@ class SpectraReader(QuantityReader):
         return bool(_EXPLICIT.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start))
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
-        if n.unit == "cm-1" and (_ABSOLUTE_AFTER.match(scan.norm, n.end) or _FROM_LASER_AFTER.match(scan.norm, n.end)):
-            return "instrument_setting"
+        if n.unit == "cm-1" and (_ABSOLUTE_AFTER.match(scan.norm, n.end) or _FROM_LASER_AFTER.match(scan.norm, n.end)
+                                 or _WAVELENGTH_EQUALS.search(scan.norm, max(0, n.start - 16), n.start)):
+            return "instrument_setting"  # "532 nm = 18797 cm⁻¹": a wavelength written as an absolute wavenumber
         snr = scan.memo.get("snr")
         if snr is None:  # whether the chain names a signal-to-noise ratio at all, looked up once
             snr = scan.memo["snr"] = _SNR_WORD.search(scan.norm) is not None

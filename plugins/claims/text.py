@@ -57,7 +57,8 @@ def _json_moment(m: re.Match[str]) -> str:
     0 µB/f.u."."""
     element, basis = m.group("el") or m.group("el2"), (m.group("basis") or m.group("basis2") or "").lower()
     per = {"atom": "/atom", "fu": "/f.u.", "f_u": "/f.u.", "formula_unit": "/f.u.", "cell": "/cell"}.get(basis, "")
-    label = f"m_{element}" if element else "net moment" if m.group("net") else "magnetic moment"
+    label = f"m_{element}" if element else "net moment" if m.group("net") else "site moment" if m.group("site") or m.group("m") \
+        else "magnetic moment"
     return f"{label} = {m.group('num')} µB{per}"
 
 
@@ -100,7 +101,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\per\\(?:pixel|px)(?![a-zA-Z])"), "/px", ("\\per",)),  # \SI{5}{\nano\metre\per\pixel}
     (re.compile(r"\\(?:pixel|px)(?![a-zA-Z])"), "px", ("\\pixel", "\\px")),
     # JSON/YAML keys that carry their quantity and unit: "band_gap_eV": 0.61, e_hull_meV_per_atom: 46
-    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap(?:_(?:pbe\+u|pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj|soc))?|(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
+    (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap(?:_(?:pbe\+u|pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj|soc))?|(?:(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_){1,2}gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
                 r"e_?gap|e_?g(?:_(?:pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj))?|gap|threshold)(?:_(?P<unit>m?ev)(?:_(?:per_)?(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "gap_", "hull", "band", "threshold_", "eg_", "e_g")),
     # "feature_diameter_nm: 184.4" reads "feature diameter = 184.4 nm", "pixel_size_nm: 3.125" reads "pixel size = 3.125 nm"
@@ -109,7 +110,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
     (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
-                r"(?:moment|magneti[sz]ation))?|(?:mag(?:netic)?_)?moment)_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
+                r"(?:moment|magneti[sz]ation))?|(?P<site>site_|local_)?(?:(?:mag(?:netic)?_)?moment|(?P<m>m)))_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
                 r"(?P<body>(?:[ \t]+[A-Z][a-z]?(?:\d{1,2}|_\w{1,6})?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
@@ -264,7 +265,7 @@ _HEADER_UNIT = re.compile(r"^(.*?)\s*(?:\(([^()]{1,20})\)|/\s*(\S{1,12}))\s*(?:[
 
 _UNITISH = re.compile(r"eV|Å|\\AA|ngstr|nm|µm|μm|um\b|°|deg|cm|µ_?B|μ_?B|mu_?B|\\mu|Bohr", re.I)
 _GENERIC_HEADER = re.compile(r"^\W*(?:values?|results?|quantity|number|amount|magnitude|data|calc(?:ulated)?|computed|"
-                             r"PBE|DFT|this work)\W*$", re.I)
+                             r"PBE|DFT|this work|(?:PBE|DFT|GGA|calculated|computed|reported)\s+values?)\W*$", re.I)
 
 
 _BARE_UNIT_HEADER = re.compile(r"^(?:nm|µm|μm|um|Å|pm|mm|cm-1|cm⁻¹|cm\^-1|cm\^\{-1\}|1/cm|eV|meV|°|deg|px|µ_?B|μ_?B)$")

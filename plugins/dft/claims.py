@@ -27,7 +27,8 @@ from typing import Any
 from matpcr.records import Claim, Extraction
 from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import ELEMENTS, Number
-from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template, column_header as _column_header, run_end
+from matpcr_plugins.claims.reader import (QuantityReader, Run, Scan, Template, column_header as _column_header, run_end,
+                                          run_reason_of)
 from matpcr_plugins.claims.text import normalize
 
 HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|uncertain|unclear|not sure|unsure|"
@@ -35,9 +36,11 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
                    r"hard to say|difficult to say|unknown|undetermined|not certain|no idea)\b", re.I)
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
                             r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|cannot decide|can't decide|undecided|no idea|n/?a|none)\b", re.I)
-_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change|open|close|widen)\b", re.I)
+_WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change|open|close|widen|bring)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
+_SET_ASIDE_AFTER = re.compile(r"[^.\n]{0,100}?\bI\s+(?:set\s+(?:it|this|that|them)\s+aside|(?:disregard|discard|ignore)\s+(?:it|this|that|them))\b",
+                             re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
 _RELATIVE = re.compile(r"\b(?:which|that)\s+(?:(?:is|are)\s+(?:an?\s+)?)?$", re.I)
 
@@ -176,6 +179,9 @@ _UNIT_AFTER = re.compile(r"[\s-]*(?:planes?|layers?|sheets?|octahedr\w*|tetrahed
                          r"sublattices?|clusters?|dimers?|slabs?|blocks?|polyhedr\w*|bonds?|type|prototype|structure[- ]type)\b", re.I)
 
 
+_ROMAN_SITE = re.compile(r"[A-Z][a-z]?(?:I{1,3}|IV|VI{0,2})")
+_ROW_LABEL_AFTER = re.compile(r"[ \t]*(?:\([^()|\n]{0,24}\)[ \t]*)?[|&,:]")
+_CLAUSE_TURN = re.compile(r"[,;]|\byet\b|\bbut\b", re.I)
 _REACTANT = re.compile(r"\s*\+\s*\d*\s*[A-Z]")
 _REACTANT_BEFORE = re.compile(r"\+\s*\d*\s*$")
 _SUBSTRATE_BEFORE = re.compile(r"\b(?:grown|deposited|sputtered|epitaxial)\b[^.;\n]{0,30}?\bon\s+(?:an?\s+|the\s+)?$", re.I)
@@ -194,8 +200,11 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
             continue  # "the CuO2 planes", "FeO6 octahedra": a building block of the asked material
         if _COMPETITORS.search(scan.norm, max(run.s_start, m.start() - 60), m.start()):
             continue  # "Against BaS, HfS2 and Ba3Hf2S7, the perovskite is 22 meV/atom above the hull": the competing phases
-        if _REACTANT.match(scan.norm, m.end()) or _REACTANT_BEFORE.search(scan.norm, max(0, m.start() - 4), m.start()):
+        if (_REACTANT.match(scan.norm, m.end()) or _REACTANT_BEFORE.search(scan.norm, max(0, m.start() - 4), m.start())) \
+                and _CLAUSE_TURN.search(scan.norm, m.end(), run.head.start):
             continue  # "formation energy from Cr₂O₃ + V₂O₅": the reactants of a reaction energy, not a material claimed about
+        if _ROMAN_SITE.fullmatch(m.group(1)) and _ROW_LABEL_AFTER.match(scan.norm, m.end()):
+            continue  # "| CoI | 1.83 |", "| FeII (6g) | 2.3 |": a site label, not cobalt iodide
         if _SUBSTRATE_BEFORE.search(scan.norm, max(0, m.start() - 30), m.start()) or _SUBSTRATE_AFTER.match(scan.norm, m.end()):
             continue  # "films grown on MgO", "on SrTiO3 substrates": the substrate, not the material measured
         if _HULL_PHASES_AFTER.match(scan.norm, m.end()):
@@ -408,7 +417,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\binitial\s+moments?\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -446,12 +455,14 @@ class _DFTReader(QuantityReader):
 
     def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
         assert not isinstance(template, str)
-        if run.reason:
+        if run_reason_of(run, n):
             return run.reason
         if scan.in_answer(n) and _NON_COMMITTAL.match(scan.norm[scan.answer[0]:scan.answer[1]]):
             return "hedged"  # "Answer: undetermined (metallic or ~0.05 eV)": the value is one of the options
         if _WOULD.search(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
             return "other"  # "in the ferromagnetic state the moment would be 10 µB": a state the chain rejects
+        if _SET_ASIDE_AFTER.match(scan.norm, n.end, run.s_end):
+            return "other"  # "0.38 eV is quoted …, but that run used U = 1 eV; I set it aside"
         if self.setting.search(scan.norm, run.lo, run.head.start) or _SETTING_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "U = 5.3 eV", "a 520 eV cutoff"
         result = self.judge(scan, n, run, template[2])
@@ -490,8 +501,8 @@ _OF_MATERIAL = r"(?:\s+(?:of|for|in)\s+(?:the\s+)?(?:[A-Z][A-Za-z0-9()]{0,24}|ma
 
 # -- stability -----------------------------------------------------------------------------------
 _HULL_WORDS = re.compile(r"hull|above|higher|ground state|metastab|E_?\s*\{?\s*hull|distance|lower in energy|less stable", re.I)
-_HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
-                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance){_OF_MATERIAL}"
+_HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|(?<![A-Za-z])E\s+above\s+(?:the\s+)?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
+                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance)(?:\s+itself)?{_OF_MATERIAL}"
                          rf"{cx.LINK}\s*$", re.I)
 # "sits above the hull by 38 meV/atom", "higher in energy than the hull by 0.1 eV/atom": the distance itself
 _HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+hull|hull|[^,.;\n]{1,30}?\s+tie[- ]line)|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
@@ -569,6 +580,9 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 # another form named as the subject, and an energy relative to another structure after the number
 _FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
+_GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
+_OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+)?(?:versions?|releases?|entries|values?)\b",
+                       re.I)
 _PREDICATE_BEFORE = re.compile(r"\b(?:is|as)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.I)  # "Aragonite is the high-pressure polymorph"
 _RELATIVE_AFTER = re.compile(r"\s*(?:higher|lower|above|below)\b(?!\s+(?:the\s+)?(?:convex\s+)?hull)(?!\s+(?:the\s+)?(?:[\w-]+\s+){0,3}tie)", re.I)
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
@@ -591,8 +605,8 @@ def _unmarked_row(scan: Scan, pos: int) -> bool:
     top, end, line = block
     norm = scan.norm
     line_end = cx.line_end(norm, pos)
-    if _ASKED_MARK.search(norm, line, len(norm) if line_end < 0 else line_end):
-        return False
+    if _ASKED_MARK.search(norm, line, len(norm) if line_end < 0 else line_end) or _HULL_LABEL.search(norm, line, pos):
+        return False  # the asked row, or a row that is the hull distance itself ("- PBE E_hull: 0.12 eV/atom")
     marked = scan.memo["marked"]
     if top not in marked:
         marked[top] = _ASKED_MARK.search(norm, top, end) is not None
@@ -718,6 +732,10 @@ class StabilityReader(_DFTReader):
         if _THRESHOLD_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
             return "question_echo"  # "threshold = 0.05 eV/atom": the question's criterion restated
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
+        if _GAP_AFTER.match(norm, n.end):
+            return "other_property"  # "a 2.8 eV optical gap" in a stability chain
+        if _OUTDATED.search(norm, max(run.s_start, head.start - 80), head.start):
+            return "negated"  # "older database versions listed it at 0.06 eV/atom": a value the chain sets against the current one
         if _RELATIVE_AFTER.match(norm, n.end) and not _HULL_LABEL.search(norm, run.lo, head.start):
             subject = None
             for subject in _FORM_SUBJECT.finditer(norm, max(run.s_start, head.start - 100), head.start):
@@ -831,7 +849,7 @@ _EDGE_KIND = re.compile(r"(?P<cb>conduction|CBM)|(?P<vb>valence|VBM)", re.I)
 _OTHER_GAP_AFTER = re.compile(r"\s*(?:\(\w*\)\s*)?(?:band[- ]?)?gap\s+(?:in|for|of)\s+(?:the\s+)?(?:minority|majority|spin[- ]up|"
                               r"spin[- ]down|other)\b|\s*\((?:another|other|a different)\s+(?:polymorph|phase|structure)\)", re.I)
 _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?:conduction|valence|fermi|CBM|VBM|E_?F\b|band edge|"
-                         r"bottom\b|top\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
+                         r"bottom\b|top\b|mid-?gap\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
                            r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
@@ -990,7 +1008,7 @@ _FU_BEFORE = re.compile(r"(?<![A-Za-z])per[\s_]+formula[\s_]+unit\b|(?<![A-Za-z]
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
 _NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
-_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
+_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|[kM]?A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
 _PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
@@ -1001,20 +1019,21 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 _SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
                        r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>[A-Z][a-z]?)\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk)\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
-                      r"\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moment\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at)|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
+                      r"\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moment(?:\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at))?|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
-_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share)\b|\binterstitial\b|"
+_PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share|contribution|part)\b|\binterstitial\b|"
+                             r"\bsublattice\s+(?:gives|carries|has|contributes|sums?\s+to|totals?)\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"(?<![A-Za-z])\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
                             r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)+]|\s*interstitial\b|"
                             r"\s*from\s+(?:the\s+)?\d[spdf]\b", re.I)
-_IMPURITY = re.compile(r"\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
+_IMPURITY = re.compile(r"\bantisite\s+atoms?\b|\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
                           r"(?:phase|state|configuration|order\w*|solution)\b", re.I)
@@ -1030,7 +1049,7 @@ _MAGNETIC_ELEMENTS = frozenset("Sc Ti V Cr Mn Fe Co Ni Cu Y Zr Nb Mo Tc Ru Rh Pd
 
 _SUBSCRIPT_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|M)\s*_\s*$")
 _MOMENT_OF_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|μ|M)\s*\(\s*$")  # "m(Fe) = 1.5 µB"
-_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-])(?:[ \t]*\([^()|&\n]{0,24}\))?[ \t]*[|&]")
+_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-]|I{1,3}|IV|VI{0,2})(?:[ \t]*\([^()|&\n]{0,24}\))?[ \t]*[|&]")
 _PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead\b", re.I)
 
 
@@ -1063,6 +1082,12 @@ _ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}
 _AT_OTHER_VOLUME = re.compile(r"\s*at\s+(?:an?\s+)?(?:expanded|larger|enlarged|compressed|strained)\s+(?:volume|lattice|cell)\b", re.I)
 _ELEMENTAL = re.compile(r"\belemental\b|\b(?:bcc|fcc|hcp|α-)\s*(?:Fe|Co|Ni|Gd|Cr|Mn|iron|cobalt|nickel)\b", re.I)
 _NET_BARE = re.compile(r"\bnet\s*(?:moment\s*)?(?:[=≈~:]|of)\s*$", re.I)
+_FU_AFTER = re.compile(r"\s*per\s+(?:[A-Z][A-Za-z0-9]{1,15}\s+)?(?:formula\s+unit|f\.\s?u\.)", re.I)
+_SITE_LABEL_BEFORE = re.compile(r"\bsites?\s+(?:[IVX]{1,4}|\d{1,2}|[a-h])\s*\(\s*(?:≈|~|about)?\s*$")
+_SITE_LABEL_AFTER = re.compile(r"\s*\(\s*(?:M\d|[AB]|site\s+\w{1,4}|\d{1,2}[a-l]|oct\w*|tet\w*)\s*\)")  # "4.4 µB (M1)"
+_ION_LINE = re.compile(r"^[ \t]*(?:[-*•]\s*)?(?i:magnetic\s+)?(?i:ion)\s*:\s*([A-Z][a-z]?)(?![a-z])", re.M)
+_FOR_OTHER_FORM_AFTER = re.compile(r"[^.;,\n]{0,30}?\b(?:for|in|of)\s+(?:an?\s+|the\s+)?(?:isolated\s+|free-standing\s+|exfoliated\s+)?"
+                                   r"(?:monolayers?|bilayers?|few-layers?|nanoribbons?|nanosheets?|thin\s+films?)\b", re.I)
 _VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
@@ -1094,12 +1119,17 @@ def _respective_element(scan: Scan, run: Run, n: Number) -> str | None:
     return symbols[position]
 
 
+_LABEL_VALUE_AFTER = re.compile(r"\s*[:=≈]\s*[-−+]?\d")  # "- B: −0.1 µB", "and B ≈ −0.15 µB": a label, not a word
+_LINE_LABEL_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•|]\s*)?$|\band\s+$|,\s*$")
+
+
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
     if symbol not in ELEMENTS:
         return False
     start, end = m.start(), m.end()
     if symbol in _NOT_ELEMENTS:  # "I", "In", "As": words, unless they are the subscript of a moment ("m_I = −0.1 µB")
-        return bool(start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start))
+        return bool(start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start)
+                    or (_LABEL_VALUE_AFTER.match(norm, end) and _LINE_LABEL_BEFORE.search(norm, max(0, start - 30), start)))
     if start > 0 and norm[start - 1] in "+/":
         return False  # GGA+U, PBE+U
     if symbol in ("K", "T") and re.search(r"\d\s*$", norm[max(0, start - 3):start]):
@@ -1109,17 +1139,21 @@ def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
     if start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start) \
             or _MOMENT_OF_SITE.search(norm, max(0, start - 6), start):
         return True  # "m_Ni = 0.23 µB", "m_{Ni}", "m(Fe)": the element is the subscript or argument of a moment
-    if start > 1 and norm[start - 1] in "(," and norm[start - 2].isalpha():
-        return False  # the site label in "Fe(A,C)"
+    if start > 1 and norm[start - 2].isalpha() and (norm[start - 1] == "(" or (norm[start - 1] == "," and "(" in norm[max(0, start - 8):start])):
+        return False  # the site label in "Fe(A,C)" (but not the element column of "4a,Mn,-1.6")
     if re.match(r"\s*=\s*[-+−]?\d", norm[end:end + 8]) or re.match(r"\s+neighbou?rs?\b", norm[end:end + 14]):
         return False  # "S = 1" is a spin, "4 Al neighbours" are not the site
     return True
 
 
+_LONE_ELEMENT = re.compile(r"\bMaterial:\s*([A-Z][a-z]?)\s*[,(\n]")
+
+
 def _single_magnetic(scan: Scan) -> str | None:
     asked = getattr(scan, "asked", None)
-    if not asked:
-        return None
+    if not asked:  # an element asked on its own ("Material: Mn, …") is no formula, but its one magnetic element
+        lone = _LONE_ELEMENT.search(getattr(scan, "question_norm", "") or "")
+        return lone.group(1) if lone is not None and lone.group(1) in _MAGNETIC_ELEMENTS else None
     magnetic = [e for e, _ in asked if e in _MAGNETIC_ELEMENTS]
     return magnetic[0] if len(magnetic) == 1 else None
 
@@ -1128,6 +1162,47 @@ _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
 _PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
                         r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\d{0,2}\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB", "V1: ±0.95 µB"
+
+
+_M_HEADER = re.compile(r"\W*m_?\(?\s*([A-Z][a-z]?)\s*\)?\s*(?:\(\s*(?:µB|muB)\s*\))?\W*$")
+_ENERGY_HEADER = re.compile(r"Δ\s*E|(?<![A-Za-z])E(?![A-Za-z_])|\benergy\b", re.I)
+_CELL_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?")
+
+
+def _losing_row(scan: Scan, pos: int) -> bool:
+    """A row of a table of magnetic configurations with an energy column ("| FM | +145 | 3.30 |" beside "| AFM | 0 |
+    0.00 |") whose energy is not the lowest: the moments of a state the table itself rejects."""
+    norm = scan.norm
+    line = cx.line_start(norm, pos)
+    if not norm.startswith("|", line):
+        return False
+    tables = scan.memo.setdefault("config_tables", {})
+    top = line
+    while top > 0:
+        prev = cx.line_start(norm, top - 1)
+        if not norm.startswith("|", prev):
+            break
+        top = prev
+    table = tables.get(top)
+    if table is None:  # {row start: energy} for the rows of one table, found once per table
+        table = tables[top] = {}
+        rows, at = [], top
+        while at < len(norm) and norm.startswith("|", at):
+            end = norm.find("\n", at)
+            end = len(norm) if end < 0 else end
+            rows.append((at, norm[at:end].strip().strip("|").split("|")))
+            at = end + 1
+        if len(rows) >= 4 and set(rows[1][1][0].strip()) <= set("-: "):
+            column = next((i for i, cell in enumerate(rows[0][1]) if i > 0 and _ENERGY_HEADER.search(cell)
+                           and "µB" not in cell and "muB" not in cell), None)
+            if column is not None:
+                for start, cells in rows[2:]:
+                    numbers = _CELL_NUMBER.findall(cells[column]) if column < len(cells) else []
+                    if numbers:
+                        table[start] = float(numbers[-1].replace("−", "-"))
+    if len(table) < 2 or line not in table:
+        return False
+    return table[line] > min(table.values()) + 1e-9
 
 
 class MagnetismReader(_DFTReader):
@@ -1145,9 +1220,8 @@ class MagnetismReader(_DFTReader):
         if scan.in_answer(head) and _MAGNETIC_ANSWER.search(norm, max(scan.answer[0], head.start - 30), head.start) \
                 and not cx.ARITHMETIC_AFTER.match(norm, head.end):
             return "muB/fu"
-        if scan.in_answer(head) and _NET_BARE.search(norm, max(scan.answer[0], head.start - 20), head.start) \
-                and not cx.ARITHMETIC_AFTER.match(norm, head.end):
-            return "muB/fu"  # "Answer: non-magnetic (antiferromagnetic, net ≈ 0)"
+        if _NET_BARE.search(norm, max(run.s_start, head.start - 20), head.start) and not cx.ARITHMETIC_AFTER.match(norm, head.end):
+            return "muB/fu"  # "Answer: non-magnetic (antiferromagnetic, net ≈ 0)", "Net: 0"
         label = _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 60), head.start)
         if label and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
@@ -1182,6 +1256,8 @@ class MagnetismReader(_DFTReader):
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if not unit.startswith("muB"):
             return "other_property"
+        if _losing_row(scan, n.start):
+            return "other_property"  # a configuration the table's energies reject
         norm, head = scan.norm, run.head
         if _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
@@ -1203,6 +1279,10 @@ class MagnetismReader(_DFTReader):
                 or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) or _AT_OTHER_VOLUME.match(norm, n.end) \
                 or _HIGHER_WITH.search(norm, max(s_start, n.start - 40), n.start):
             return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
+        form = _OTHER_FORM.search(norm, max(s_start, n.start - 60), n.start)
+        if ((form is not None and not _CLAUSE_TURN.search(norm, form.end(), n.start)) or _FOR_OTHER_FORM_AFTER.match(norm, n.end)) \
+                and not _OTHER_FORM.search(getattr(scan, "question_norm", "")):
+            return "other_property"  # "the isolated monolayer is often quoted near 2.8 µB": another form of the crystal
         asked = getattr(scan, "asked", None)
         if asked is not None and len(asked) > 1:
             elemental = _ELEMENTAL.search(norm, max(s_start, n.start - 40), n.start)
@@ -1231,9 +1311,11 @@ class MagnetismReader(_DFTReader):
         ("on the Cr sites", "for the 20-atom cell"); a pronoun ("so it carries 2 µB") refers to the ion named
         earlier in the sentence; "net"/"total" or nothing is the calculation's total (per cell)."""
         norm = scan.norm
+        if _FU_AFTER.match(norm, n.end):
+            return "fu"  # "3.0 µB per ScFe₂ formula unit"
         after = _BASIS_AFTER.match(norm, n.end)
         if after is not None:
-            el = after.group("el") or after.group("el2")
+            el = after.group("el") or after.group("el2") or after.group("el3")
             if el:
                 if el in ELEMENTS and el not in _NOT_ELEMENTS:
                     return "element:" + el
@@ -1252,11 +1334,15 @@ class MagnetismReader(_DFTReader):
             return "element:" + paired  # "Fe and Co carry about 2.75 and 1.75 µB respectively"
         line = cx.line_start(norm, n.start)
         row = _TABLE_ROW_SITE.match(norm, line)
-        if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in _NOT_ELEMENTS:
+        if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS and row.group(1) not in ("A", "No"):
             return "element:" + row.group(1)  # a table row labelled by its site: "| Co | 1.02 |", "| Fe(A) | −4.0 |"
         row = _TABLE_ROW_M.match(norm, line)
         if row is not None and row.end() <= n.start and row.group(1) in ELEMENTS:
             return "element:" + row.group(1)  # "| m(In) | −0.04 µB |": the moment of In, whatever the word "In" means elsewhere
+        header = _column_header(scan, n.start) if norm.startswith("|", line) else None
+        column = _M_HEADER.match(header) if header else None
+        if column is not None and column.group(1) in ELEMENTS:
+            return "element:" + column.group(1)  # a column headed "m(Fe)": "| stripe | 2.0 µB |"
         row = _ROW_BASIS.match(norm, line)
         if row is not None and row.end() <= n.start:
             basis = row.group(1).lower()
@@ -1319,6 +1405,12 @@ class MagnetismReader(_DFTReader):
                     symbol = m.group(1)
             if symbol is None:
                 symbol = _single_magnetic(scan)
+            if symbol is None and _ION_LINE.search(norm, max(0, run.s_start - 120), run.s_start):
+                symbol = _ION_LINE.search(norm, max(0, run.s_start - 120), run.s_start).group(1)  # "ion: Co2+" a line above
+            if symbol is not None:
+                return "element:" + symbol
+        if _SITE_LABEL_BEFORE.search(norm, max(run.s_start, n.start - 20), n.start) or _SITE_LABEL_AFTER.match(norm, n.end):
+            symbol = _single_magnetic(scan)  # "site I (≈2.8 µB)" of α-Mn: a site of the one magnetic element
             if symbol is not None:
                 return "element:" + symbol
         return "cell"
