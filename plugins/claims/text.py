@@ -109,7 +109,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
      lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
-    (re.compile(r"[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
+    (re.compile(r"(?=[\"'slmMnt])[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
                 r"(?:moment|magneti[sz]ation))?|(?P<site>site_|local_)?(?:(?:mag(?:netic)?_)?moment|(?P<m>m)))_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
@@ -140,9 +140,9 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
                                                                                                     "k_", "ka")),
     (re.compile(r"\\AA(?![a-z])|\\mathring\s*\{?\s*A\s*\}?|[ÅÅ]"), "Å", ("\\aa", "\\mathring", "å", "Å")),
     (re.compile(r"(?<![a-z])[aåAÅ]ngstr[oö]ms?(?![a-z])", re.I), "Å", ("ngstr",)),
-    (re.compile(r"(?:\\mu|[µμ])\s*_?\s*\{?\s*(?:\\(?:rm|mathrm|text)\s*\{?\s*)?B(?:\s*\})*(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<=[\d\s])BM(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
+    (re.compile(r"(?=[\\µμmub])(?-i:(?!µB(?![a-zA-Z])))(?:\\mu|[µμ])\s*_?\s*\{?\s*(?:\\(?:rm|mathrm|text)\s*\{?\s*)?B(?:\s*\})*(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<=[\d\s])BM(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
      "µB", ("mu", "µ", "μ", "bohr", "ub", "u_b", "bm")),
-    (re.compile(r"(?:\\mu|[µμ])\s*m(?![a-z])|(?<![a-z])(?:microns?|micromet(?:er|re)s?|um)(?![a-z])", re.I), "µm",
+    (re.compile(r"(?=[\\µμmu])(?:\\mu|[µμ])\s*m(?![a-z])|(?<![a-z])(?:microns?|micromet(?:er|re)s?|um)(?![a-z])", re.I), "µm",
      ("mu", "µ", "μ", "micro", "um")),
     (re.compile(r"(?<![a-z])nanomet(?:er|re)s?(?![a-z])", re.I), "nm", ("nanomet",)),
     (re.compile(r"(?<![a-z])millimet(?:er|re)s?(?![a-z])", re.I), "mm", ("millimet",)),
