@@ -32,7 +32,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
-                    r"\bdesign(?:ed)?\s+(?:thickness|size|diameter|width|value)\b|\bsold\b|\broughness\b|\bR[aq]\b|"
+                    r"\bdesign(?:ed)?\s+(?:\w+\s+)?(?:thickness|size|diameter|width|value)\b|\bCAD\b|\boptical\s+(?:micrograph|microscop\w*)|\bsold\b|\broughness\b|\bR[aq]\b|"
                     r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
                     r"\binvisible\b|\blaser\s+power\b|\bhatch(?:\s+spacing)?\b|\bscan\s+speed\b|\bEBSD\b|\bPL\b|"
                     r"\bcross-?sections?\s+of\b|\bfrom\s+(?:an?\s+)?(?:cleaved\s+)?cross-?section|-ring\b|\bpore\s+openings?\b|"
@@ -49,7 +49,7 @@ _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealin
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
 _SPREAD_BEFORE = re.compile(r"(?:\bSD|\bs\.d\.|\bstd\.?|\bstandard deviation|σ)(?:\s+(?:width|size|diameter))?\s*(?:of\s+)?[=:≈~]?\s*$", re.I)
-_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|Raman|DLS|BET|XRD|EBSD|ellipsomet\w*|profilomet\w*|laser[- ]diffraction|cross-?section)"
+_TECHNIQUE = r"(?:nominal|spec(?:ification)?|datasheet|suppliers?|manufacturer|FIB|AFM|TEM|Raman|XPS|DLS|BET|XRD|EBSD|ellipsomet\w*|profilomet\w*|laser[- ]diffraction|cross-?section)"
 # the size is another measurement's or a reference: "800 nm thick (FIB cross-section)", "200 nm (nominal)", "the 200 nm
 # batch average measured by DLS"
 _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_TECHNIQUE}\s+(?:gives|gave|shows|showed|yields|yielded|"
@@ -93,12 +93,14 @@ _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\
 # distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
-_NOT_FEATURE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
+_NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+below\s+(?:the\s+)?resolution\b|"
+                                r"\s*(?:ones?|particles?|flowers?|crystals?|grains?)\s+(?:grown|made|synthesi[sz]ed|prepared)\s+(?:at|in|with|by|from)\b|\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
                                 r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:starting\s+|precursor\s+|raw\s+)?powders?\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
 # a line that is the calibration itself: "- pixel: 1000 nm / 125 px = 8 nm"
 _PIXEL_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?(?:pixel(?:\s+size)?|px(?:\s+size)?|calibration|nm\s*/\s*px)(?:\*\*)?\s*[:=]",
                          re.I)
+_VERB_AFTER_ASIDE = re.compile(r"\s*(?:is|was|are|were)\s+(?:about|approximately|roughly|around|~|≈)?\s*", re.I)
 _BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 # a value set off by a comma after the noun it belongs to: "the Scherrer size from the (101) reflection, 21 nm"
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
@@ -139,6 +141,9 @@ class MicroscopyReader(QuantityReader):
         clause = cx.clause_start(scan.norm, run.s_start, run.head.start, 80)
         if clause > run.s_start and scan.norm[clause - 1] == "," and _APPOSITION.fullmatch(scan.norm, clause, run.head.start):
             clause = cx.clause_start(scan.norm, run.s_start, clause - 1, 80)  # "the BET-equivalent diameter, 46 nm"
+        elif clause > run.s_start and scan.norm[clause - 1] == "," and _VERB_AFTER_ASIDE.fullmatch(scan.norm, clause, run.head.start):
+            # "The prior grain size, measured on an optical micrograph, is about 30 µm": the aside names the source
+            clause = cx.clause_start(scan.norm, run.s_start, cx.clause_start(scan.norm, run.s_start, clause - 1, 80) - 1, 80)
         if _SPREAD_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 25), run.head.start):
             return "uncertainty"
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon; a short bullet ("- α-Si₃N₄

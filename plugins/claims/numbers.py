@@ -15,7 +15,7 @@ from functools import lru_cache
 
 # scientific notation (5.2e2, 1.2×10^3 after normalisation), signs, thousands separators ("1,085")
 _NUMBER = (r"(?<![\w.^])(?<![A-Za-z]-)(?P<sign>±\s*|[-+](?=\.?\d))?"
-           r"(?P<mant>(?=\d+,\d)(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|(?<!\d,)\d+,\d{1,2}(?=(?:\s*(?:,|and|or|&)\s*\d+,\d{1,2})*\s?(?:°|cm-1|nm|µm|Å|eV|mm)(?!\w)))"
+           r"(?P<mant>(?=\d+,\d)(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|(?<!\d,)\d+,\d{1,2}(?=(?:\s*(?:,|and|or|&)\s*\d+,\d{1,2})*\s?(?:°|cm-1|nm|µm|Å|eV|mm|µB)(?!\w)))"
            r"|\d+(?:\.\d+)?(?!\d)|\.\d+)(?![.,]\d)"
            r"(?:[eE](?P<e1>[-+]?\d{1,3})(?![\w])|\s*[×xX*]\s*10\s*\^\s*\(?(?P<e2>[-+]?\s*\d{1,3})\)?)?"
            r"(?P<unc>\(\d{1,3}\))?")  # 28.443(2)°: the digits in brackets are the uncertainty of the last digits

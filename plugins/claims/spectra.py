@@ -41,12 +41,12 @@ _COMPUTED = re.compile(r"\bDFT\b|\bDFPT\b|\bPBE\w*|\bLDA\b|\bGGA\b|\bHSE\w*|\bab
                        r"\bexpected\s+(?:[\w-]+\s+){0,3}?(?:near|at|around|≈|~|of)\s*$|\bASTM\b|\bNIST\b|\bcertified\b|"
                        r"\bFTIR\b|\binfrared\b|\bIR\s+(?:spectrum|band|absorption)\b|\babsorption\b|\bin\s+(?:the\s+)?bulk\b|"
                        r"\banalogu?e\s+of\b|\bin\s+the\s+IR\b|\bchecked\s+(?:on|against|with)\b|\b(?:its|the\s+other|another)\s+polymorphs?\b|"
-                       r"\brelated\b[^.;\n\d]{0,25}\bform\b|\b[\w-]*exchanged\s+form\b", re.I)
+                       r"\brelated\b[^.;\n\d]{0,25}\bform\b|\b[\w-]*exchanged\s+form\b|\bshare\s+(?:the\s+)?(?:[\w-]+\s+){0,3}bands?\b", re.I)
 # a line labelled as a reference list: "- Massicot (reference): 87, 143, 289 cm⁻¹"
 _REFERENCE_LINE = re.compile(r"[ \t>]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?[^:\n]{0,40}?\b(?:reference|literature|lit\.|"
                              r"database|RRUFF|reported|textbook)\b[^:\n]{0,20}:", re.I)
 # a band of another compound named in a relative clause: "photo-oxidation to Pb3O4 (whose main band is at 548 cm⁻¹)"
-_WHOSE = re.compile(r"(?<![\w])([A-Z][a-z]?\d*(?:[A-Z][a-z]?\d*)+|[A-Z][a-z]?\d+)\s*(?:\(\s*|,\s*)(?:whose|which has|which shows|(?<=\()[a-z][a-z-]{3,20}\s*,)"
+_WHOSE = re.compile(r"(?<![\w])([A-Z][a-z]?\d*(?:[A-Z][a-z]?\d*)+|[A-Z][a-z]?\d+)\s*(?:[a-z]+\s*)?(?:\(\s*|,\s*)(?:whose|which has|which shows|(?<=\()[a-z][a-z-]{3,20}\s*,)"
                     r"[^()\n]{0,40}$")
 
 
@@ -75,7 +75,7 @@ _PURE_SUBJECT = re.compile(r"\b(?:pure|ideal|stress-free|strain-free|unstrained)
 # a literature value named after the numbers: "close to the 368, 330 and 224 cm⁻¹ reported by Wang et al."
 _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*(?:is|was)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
                              r"(?:cosmic|spike|artefact|artifact|plasma|noise|neon|lamp|calibration)|"
-                             r"\s*(?:cm-1\s*)?,?\s*(?:lies|falls|is)\s+(?:beyond|outside)\s+the\s+(?:table|window|range)|"
+                             r"\s*(?:cm-1\s*)?\)?,?\s*(?:lies|lie|falls|fall|is|are)\s+(?:beyond|outside)\s+the\s+(?:table|window|range|rows?|listed)|"
                              r"\s*(?:is|was)\s+used\s+(?:only\s+)?(?:to|for)\s+(?:the\s+)?calibrat", re.I)
 # another polytype as the subject: "3C-SiC has a single TO at 796 cm⁻¹"
 _POLYTYPE_SUBJECT = re.compile(r"\b(\d[CHR]-[A-Z][A-Za-z0-9]*)\s+(?:would\s+)?(?:has|have|shows?|puts?|gives?|sits?)\b")
@@ -196,6 +196,7 @@ class SpectraReader(QuantityReader):
             if in_mineral is not None and question and in_mineral.group(1).lower().rstrip("s") not in question.lower():
                 return "other_property"  # "634 cm⁻¹ here versus 612 cm⁻¹ in rutile"
             if _REPORTED_AFTER.match(norm, run_end(scan, run)) or _ARTEFACT_AFTER.match(norm, head.end) \
+                    or _ARTEFACT_AFTER.match(norm, run_end(scan, run)) \
                     or _IN_REFERENCE_FORM_AFTER.match(norm, run_end(scan, run)):
                 return "other_property"  # "… reported by Wang et al.", "the 1121.8 row is a cosmic-ray spike"
             if _cited(norm, max(run.s_start, head.start - 200), head.start):

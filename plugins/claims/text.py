@@ -116,7 +116,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
                 r"(?P<body>(?:[ \t]+[A-Z][a-z]?(?:\d{1,2}|_\w{1,6})?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
-    (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{([^{}\n]{0,40})\}"),
+    (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{((?:[^{}\n]|\{[^{}\n]{0,10}\}){0,40})\}"),
      lambda m: m.group(1), ("\\",)),
     (re.compile(r"(?<=[A-Za-z)\]])(?<![dθ])\$?_\{?(\d{1,3}(?:\.\d{1,3})?)\}?\$?(?![a-z{_]|\d)"), lambda m: m.group(1), ("_",)),  # NaMnO$_2$, Fe_3O_4
     (re.compile(r"\*\*|__"), " ", ("**", "__")),  # markdown emphasis

@@ -417,7 +417,7 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\bstart\s+of\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def read(self, chain: str, item: Any = None) -> Extraction:
@@ -555,6 +555,7 @@ def _asked_system(question: str) -> str | None:
 
 # a Hermann–Mauguin symbol: "Pnma", "Pmn2_1", "P6_3/mmc", "Fm-3m", "I4_1/amd" (a capital lattice letter, then digits,
 # screw/bar marks and the glide letters)
+_STRUKTURBERICHT = re.compile(r"A15|C1[45]|C36|C1b|L1[0-2]|L2[01]|B[1-3]|D0_?\d{1,2}")  # "E_hull(A15)": a structure type
 _SG_SYMBOL = re.compile(r"(?<![\w/-])([PIFCABR](?=[\w/-]*[\d-]|[abcdemn]{3})[-\d_/{}abcdemn]{2,12})(?![\w/])")
 _SG_IN_QUESTION = re.compile(r"space group\s+(\S{2,16})\s*\(", re.I)
 
@@ -578,11 +579,12 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 
 
 # another form named as the subject, and an energy relative to another structure after the number
-_FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
+_FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|precipitate|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
 _GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
 _OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+)?(?:versions?|releases?|entries|values?)\b",
                        re.I)
+_COSTS_BEFORE = re.compile(r"\b(?:arrangement|configuration|ordering|variant|stacking)\s+(?:would\s+)?costs?\s+(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
 _PREDICATE_BEFORE = re.compile(r"\b(?:is|as)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.I)  # "Aragonite is the high-pressure polymorph"
 _RELATIVE_AFTER = re.compile(r"\s*(?:higher|lower|above|below)\b(?!\s+(?:the\s+)?(?:convex\s+)?hull)(?!\s+(?:the\s+)?(?:[\w-]+\s+){0,3}tie)", re.I)
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
@@ -702,7 +704,7 @@ class StabilityReader(_DFTReader):
             named_sg = None
             for m in _SG_SYMBOL.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 80), run.head.start):
                 named_sg = m
-            if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg \
+            if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg and not _STRUKTURBERICHT.fullmatch(named_sg.group(1)) \
                     and not _LOWER_BY.search(scan.norm, named_sg.end(), run.head.start):
                 return "other_property"  # "the γ-phase (Pmn2_1) is 0.021 eV/atom above the hull" when the asked cell is Pnma
         return result
@@ -736,6 +738,8 @@ class StabilityReader(_DFTReader):
             return "other_property"  # "a 2.8 eV optical gap" in a stability chain
         if _OUTDATED.search(norm, max(run.s_start, head.start - 80), head.start):
             return "negated"  # "older database versions listed it at 0.06 eV/atom": a value the chain sets against the current one
+        if _COSTS_BEFORE.search(norm, max(run.s_start, head.start - 60), head.start):
+            return "other_property"  # "the inverse cation arrangement costs 45 meV/atom": another configuration's energy
         if _RELATIVE_AFTER.match(norm, n.end) and not _HULL_LABEL.search(norm, run.lo, head.start):
             subject = None
             for subject in _FORM_SUBJECT.finditer(norm, max(run.s_start, head.start - 100), head.start):
@@ -1016,14 +1020,15 @@ _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
-_SITE_GAP = re.compile(r"(?:\s*(?:\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
-                       r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
+_SITE_GAP = re.compile(r"(?:\s*(?:\d[spdf]\^?\d{1,2}\b|\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
+                       r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|essentially|practically|virtually|"
+                       r"unpolari[sz]ed|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
                        r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>[A-Z][a-z]?)\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them)\s+)?(?:(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk)\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
+_BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>[A-Z][a-z]?)\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them|spin)\s+)?(?:(?:(?:that|which)\s+[\w+]+\s+(?:puts|places|finds)\s+)?(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk)\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
-                      r"\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moment(?:\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at))?|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
+                      r"\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moments?(?:\s+(?:are|is)|\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at))?|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share|contribution|part)\b|\binterstitial\b|"
                              r"\bsublattice\s+(?:gives|carries|has|contributes|sums?\s+to|totals?)\b|"
@@ -1049,7 +1054,7 @@ _MAGNETIC_ELEMENTS = frozenset("Sc Ti V Cr Mn Fe Co Ni Cu Y Zr Nb Mo Tc Ru Rh Pd
 
 _SUBSCRIPT_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|M)\s*_\s*$")
 _MOMENT_OF_SITE = re.compile(r"(?<![A-Za-z])(?:m|µ|μ|M)\s*\(\s*$")  # "m(Fe) = 1.5 µB"
-_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-]|I{1,3}|IV|VI{0,2})(?:[ \t]*\([^()|&\n]{0,24}\))?[ \t]*[|&]")
+_TABLE_ROW_SITE = re.compile(r"[ \t]*(?:\|[ \t]*)?([A-Z][a-z]?)(?:\d{0,2}|\^?\d?[+-]|I{1,3}|IV|VI{0,2})(?:[ \t]+\d{1,2}[a-l]\d?)?(?:[ \t]*\([^()|&\n]{0,24}\))?[ \t]*[|&]")
 _PHASE_TURN = re.compile(r";|\bbut\b|\bhowever\b|\bwhereas\b|\bwhile\b|\binstead\b", re.I)
 
 
@@ -1078,16 +1083,19 @@ _MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[�
 _TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)(?![a-z])[^|\n]{0,24}\|")  # "| m(In) | −0.04 µB |", "| m(Co), GGA+U |"
 _ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)per[_ \t]+(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]",
                         re.I)  # a CSV or table row labelled "total_per_fu," or "| net per atom |"
-# "elemental hcp Co (1.6 µB per atom)", "bcc Fe itself has 2.2 µB per atom": the pure element, another material
+# "it rises to about 2.3 µB at expanded volume": a moment of another lattice
 _AT_OTHER_VOLUME = re.compile(r"\s*at\s+(?:an?\s+)?(?:expanded|larger|enlarged|compressed|strained)\s+(?:volume|lattice|cell)\b", re.I)
+# "elemental hcp Co (1.6 µB per atom)", "bcc Fe itself has 2.2 µB per atom": the pure element, another material
 _ELEMENTAL = re.compile(r"\belemental\b|\b(?:bcc|fcc|hcp|α-)\s*(?:Fe|Co|Ni|Gd|Cr|Mn|iron|cobalt|nickel)\b", re.I)
-_NET_BARE = re.compile(r"\bnet\s*(?:moment\s*)?(?:[=≈~:]|of)\s*$", re.I)
+_NET_BARE = re.compile(r"\bnet\s*(?:moment\s*)?(?:[=≈~:]|of|is)\s*$", re.I)  # "net ≈ 0", "Net: 0" (a bare "net 0" restates the class)
 _FU_AFTER = re.compile(r"\s*per\s+(?:[A-Z][A-Za-z0-9]{1,15}\s+)?(?:formula\s+unit|f\.\s?u\.)", re.I)
 _SITE_LABEL_BEFORE = re.compile(r"\bsites?\s+(?:[IVX]{1,4}|\d{1,2}|[a-h])\s*\(\s*(?:≈|~|about)?\s*$")
 _SITE_LABEL_AFTER = re.compile(r"\s*\(\s*(?:M\d|[AB]|site\s+\w{1,4}|\d{1,2}[a-l]|oct\w*|tet\w*)\s*\)")  # "4.4 µB (M1)"
 _ION_LINE = re.compile(r"^[ \t]*(?:[-*•]\s*)?(?i:magnetic\s+)?(?i:ion)\s*:\s*([A-Z][a-z]?)(?![a-z])", re.M)
 _FOR_OTHER_FORM_AFTER = re.compile(r"[^.;,\n]{0,30}?\b(?:for|in|of)\s+(?:an?\s+|the\s+)?(?:isolated\s+|free-standing\s+|exfoliated\s+)?"
                                    r"(?:monolayers?|bilayers?|few-layers?|nanoribbons?|nanosheets?|thin\s+films?)\b", re.I)
+_SUM_OVER_AFTER = re.compile(r"\s*(?:in\s+total\s+)?from\s+(?:the\s+|all\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|twelve|\d{1,2})\s+"
+                             r"[A-Z][a-z]?\b")  # "8 µB from the five Co": a sum over a sublattice
 _VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
@@ -1160,7 +1168,7 @@ def _single_magnetic(scan: Scan) -> str | None:
 
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
-_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*)?$|(?<![A-Za-z])m\s*=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
+_PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*|are\s+|is\s+)?$|(?<![A-Za-z])m\s*(?:\(\s*[A-Z][a-z]?\s*\)\s*)?=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
                         r"\b(?:sulfur|sulphur|oxygen|nitrogen|carbon|iron|cobalt|nickel|manganese|chromium|copper)\s*$|(?<![A-Za-z])[A-Z][a-z]?\d{0,2}\s*(?:\([^()\n]{0,8}\))?\s*[:=]\s*$")  # "- Mn: ±4.52 µB", "V1: ±0.95 µB"
 
 
@@ -1263,7 +1271,8 @@ class MagnetismReader(_DFTReader):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
         if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
-        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end):
+        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end) \
+                or _SUM_OVER_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
         if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start) \
                 or _IMPURITY.search(norm, n.end, min(run.s_end, n.end + 40)):
@@ -1317,7 +1326,7 @@ class MagnetismReader(_DFTReader):
         if after is not None:
             el = after.group("el") or after.group("el2") or after.group("el3")
             if el:
-                if el in ELEMENTS and el not in _NOT_ELEMENTS:
+                if el in ELEMENTS and el not in _NOT_ELEMENTS and not (el in ("K", "T") and re.search(r"\d", after.group())):
                     return "element:" + el
             else:
                 return "cell"
@@ -1386,7 +1395,7 @@ class MagnetismReader(_DFTReader):
         if found:
             return max(found)[1]
         if prev is not None and prev.unit.startswith("muB") and _OPEN_ASIDE.fullmatch(norm, prev.end, n.start):
-            inherited = scan.memo.get(("basis", prev.index))
+            inherited = prev.unit[4:] if prev.unit != "muB" else scan.memo.get(("basis", prev.index))
             if inherited is not None and inherited.startswith("element:"):
                 return inherited  # "Each Mn carries about 3.0 µB (neutron diffraction; GGA gives 3.2 µB)": the same site
         each = _EACH.search(norm, max(run.s_start, n.start - 30), n.start)
