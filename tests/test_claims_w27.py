@@ -8,7 +8,7 @@ the corpus)."""
 from __future__ import annotations
 
 from claim_reading import claims, values
-from matpcr_plugins.dft.oracles import MagnetismOracle, StabilityOracle
+from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
 from matpcr_plugins.raman.oracle import RamanOracle
 from matpcr_plugins.sem.oracle import SEMOracle
 from matpcr_plugins.xrd.oracle import XRDOracle
@@ -126,3 +126,78 @@ def test_additive_bands_outside_the_rows_and_a_damage_products_band_are_not_clai
 
 def test_theta_values_after_a_colon_are_doubled() -> None:
     assert values(XRD, "Bragg angles θ for the 111 and 200 planes: 14.22°, 16.48°.") == [28.44, 32.96]
+
+
+def test_the_new_rules_leave_ordinary_claims_alone() -> None:
+    """Cases a review of the sixth pass found over-broad: each keeps its claim."""
+    assert values(XRD, "A θ-2θ scan gives peaks: 28.44°, 47.30° and 56.12°.") == [28.44, 47.3, 56.12]
+    assert moments("Fe carries 3.1 µB, an artefact-free number since the spheres do not overlap.", "FeRh") == {
+        (3.1, "muB/element:Fe")}
+    assert moments("Compared with bcc Fe, FeRh has 3.1 µB on each Fe.", "FeRh") == {(3.1, "muB/element:Fe")}
+    assert hulls("Older database versions agree: LiCoO2 is 0.012 eV/atom above the hull.") == [0.012]
+    gap = ("Material: CaSnO3, space group Pnma (62), 20 atoms in the computational cell.\nAccording to density-functional "
+           "(PBE/GGA) calculations, is CaSnO3 metallic (zero band gap) or does it have a band gap?")
+    assert values(MetallicityOracle(), "The PBE gap is 0.73 eV (I left out SOC, which barely matters here).", gap,
+                  kind="band_gap") == [0.73]
+    assert values(SEM, "Measuring the particles in the colour SEM image gives a mean diameter of 40 nm.") == [40.0]
+
+
+def test_a_csv_keyed_by_numbers_keeps_its_header() -> None:
+    from matpcr_plugins.claims.text import normalize
+
+    assert normalize("T_K,value\n300,1.2\n5,3.1\n").norm == "T_K,value\nT_K: 300,value: 1.2\nT_K: 5,value: 3.1\n"
+
+
+# -- w30–w32 ---------------------------------------------------------------------------------------------
+def test_json_site_keys_with_numbers_and_cell_totals_are_read() -> None:
+    assert moments('{"m_Mn1_muB": 3.9, "m_Mn2_muB": 3.7, "cell_total_muB": 0.0}') == {
+        (3.9, "muB/element:Mn"), (3.7, "muB/element:Mn"), (0.0, "muB/cell")}
+
+
+def test_an_ion_column_names_the_site_of_a_lettered_row() -> None:
+    chain = "| site | ion | moment (µB) |\n|---|---|---|\n| A (8a) | Cu²⁺ | −0.6 |\n| B (16d) | Mn³⁺ | +3.7 |"
+    assert moments(chain) == {(-0.6, "muB/element:Cu"), (3.7, "muB/element:Mn")}
+
+
+def test_terms_of_a_written_sum_and_free_ion_values_are_not_moments() -> None:
+    assert moments("A collinear Néel ferrimagnet: 2 × 4 µB (B) − 3 µB (A) = 5 µB per formula unit.") == {(5.0, "muB/fu")}
+    assert moments("GGA puts 5.0 µB on each Mn; the free-ion gJ·J = 10 µB needs orbital moments.", "MnO") == {
+        (5.0, "muB/element:Mn")}
+
+
+def test_a_configuration_bullet_ranked_higher_and_single_layers_hold_no_claim() -> None:
+    chain = "- FM: 2.9 µB per Mn, total 5.8 µB per cell\n- AFM: 2.8 µB per Mn, 0 µB net, 20 meV/f.u. higher"
+    assert moments(chain) == {(2.9, "muB/element:Mn"), (5.8, "muB/cell")}
+    chain = "Bulk: 3.4 µB per Mn. Exfoliated single layers keep the order with a lower T_N and a local moment of 3.6 µB."
+    assert moments(chain) == {(3.4, "muB/element:Mn")}
+
+
+def test_an_either_or_answer_that_stays_undetermined_is_hedged() -> None:
+    chain = ("The reported GGA results scatter: some find a ferrimagnetic solution of about 1 µB/f.u., others a collapse "
+             "to zero.\nAnswer: either magnetic (≈1 µB/f.u.) or non-magnetic — undetermined")
+    assert moments(chain) == set()
+
+
+def test_a_sum_said_wrong_right_after_it_is_retracted() -> None:
+    chain = "I first summed the moments as 3 × 2.6 = 7.8 µB, but that is wrong: GGA gives 0.0 µB/f.u."
+    assert moments(chain) == {(0.0, "muB/fu")}
+
+
+def test_gaps_of_compared_compounds_and_shifts_are_not_the_gap() -> None:
+    gap = ("Material: TaON, space group P21/c (14), 12 atoms in the computational cell.\nAccording to density-functional "
+           "(PBE/GGA) calculations, is TaON metallic (zero band gap) or does it have a band gap?")
+    read = lambda text: values(MetallicityOracle(), text, gap, kind="band_gap")  # noqa: E731
+    assert read("N narrows the gap relative to the oxide (Ta2O5: about 4.0 eV measured). PBE gives 1.8 eV.") == [1.8]
+    assert read("- PBE: 1.8 eV\n- PBE (other anion order, for comparison): 1.6 eV\n- ZrO2 for reference: 5.8 eV") == [1.8]
+    assert read("PBE gives 1.8 eV; spin–orbit coupling lowers the value by another ~0.03 eV.") == [1.8]
+
+
+def test_outdated_entries_and_competing_assemblages_are_not_hull_distances() -> None:
+    assert hulls("An older database entry listed 0.09 eV/atom, but the current PBE hull distance is 0.012 eV/atom.") == [0.012]
+    assert hulls("LiCoO2 is on the hull (0.000 eV/atom); the competing assemblage Li2O + CoO is 0.03 eV/atom higher.") == [0.0]
+
+
+def test_sizes_beyond_the_field_not_imaged_or_of_an_original_template_are_not_features() -> None:
+    assert values(SEM, "The oxide is 3.1 µm thick; the top coat above it (~120 µm) extends beyond the field of view.") == [3100.0]
+    assert values(SEM, "```yaml\ndiameter_um: 4.2\nnote: swells to ~6 um in water (not imaged)\n```") == [4200.0]
+    assert values(SEM, "The pore is 70 nm across. The original diatom pores were ~300 nm.") == [70.0]

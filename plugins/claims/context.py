@@ -165,13 +165,13 @@ ALTERNATIVES = re.compile(r"\bor\b", re.I)
 COUNTERFACTUAL = re.compile(r"\btempting\s+to\s+(?:read|say|take|think|call|write)\b[^\n;.]*$|\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
 RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
-                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*|I\s+forgot|I\s+left\s+out|I\s+omitted)\b", re.I)
-RETRACT_LEAD = re.compile(r"\s*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
+                           r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*|I\s+forgot)\b", re.I)
+RETRACT_LEAD = re.compile(r"[\s*_]*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*)", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
                             r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
-                            r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported|typed)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
+                            r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported|typed|recalled)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
                             re.I)
 ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
@@ -183,7 +183,7 @@ INSTRUMENT_AFTER = re.compile(r"[ \t]*(?:wide\s+)?(?:(?P<bin>bins?)\b|(?:test|sc
                               r"(?:sample\s+)?(?:offset|tilt|oscillation)|(?:mono(?:chromator)?\s+)?take-?off)\b", re.I)
 # a retraction right after a list separator: "Au (111) at 38.8°, scratch that, ..." (not "28.4°, 47.3°, wrong")
 RETRACT_IMMEDIATE = re.compile(r"[,;—–]\s*(?:no,?\s+wait|wait|sorry|scratch that|oops|correction|i mean|no\s*[—–-]|typo|"
-                               r"that(?:'s| is| was) wrong|no,?\s+actually)\b", re.I)
+                               r"(?:but\s+)?that(?:'s| is| was) (?:wrong|incorrect)|no,?\s+actually)\b", re.I)
 # a bare integer counting things: "observed at 3 positions", "3 strongest reflections", "12 formula units"
 COUNT_AFTER = re.compile(r"-(?:atoms?|sites?|layers?|fold|f\.u\.|formula[- ]units?)\b|[ \t]+(?:(?:strongest|main|major|distinct|separate|weak|strong|sharp|broad|Raman|equivalent|"
                          r"inequivalent|magnetic|water)[ \t]+)?(?:molecules|positions|bands|peaks|modes|lines|reflections|particles|atoms|"

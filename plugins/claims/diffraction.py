@@ -30,7 +30,7 @@ _OTHER_ANGLE = cx.attached(r"\brotat\w*\b|\btilt\w*\b|\bangle between\b|\bbond a
 _THETA_ONLY = re.compile(r"(?<![\w])(?:θ(?:_?\{?\w{1,5}\}?)?|Bragg angles?|θ values?|theta values?|half[- ]angles?)"
                          rf"(?:\s*\([^()]{{0,12}}\))?{cx.LINK}\s*$", re.I)
 # "the Bragg angles θ of the three strongest reflections are 19.11°": θ named as the subject of a list
-_THETA_SUBJECT = re.compile(r"(?:\bBragg angles?\b|(?<![\w])θ\b)(?:[^.\n\d=]{0,50}\b(?:are|is)|[^.\n=:]{0,60}:)\s*(?:about|approximately|~|≈)?\s*$",
+_THETA_SUBJECT = re.compile(r"(?:\bBragg angles?\b|(?<![\w])θ\b(?!\s*[-–/]\s*(?:twotheta|2θ)))(?:[^.\n\d=]{0,50}\b(?:are|is)|(?:(?!twotheta)[^.\n=:]){0,60}:)\s*(?:about|approximately|~|≈)?\s*$",
                             re.I)  # "… are 19.11°", "Bragg angles θ for the 111, 220 and 311 planes: 11.90°"
 # a generic fingerprint of a reference phase, not a reading of this pattern
 _FINGERPRINT = re.compile(r"\bfingerprints?\b|\btextbook\b|\btypically\b", re.I)

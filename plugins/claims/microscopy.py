@@ -30,13 +30,14 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
                     r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
                     r"\b(?:oleate|ligand|surfactant|hydration|solvation|organic|polymer)\s+(?:shell|layer|coating|corona)\b|"
-                    r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
+                    r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\b(?:original|precursor|parent)\s+(?:[\w-]+\s+){0,2}(?:pores?|particles?|crystals?|grains?)\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
                     r"\bdesign(?:ed)?\s+(?:\w+\s+)?(?:thickness|size|diameter|width|value)\b|\bCAD\b|\boptical\s+(?:micrograph|microscop\w*)|\bsold\b|\broughness\b|\bR[aq]\b|"
                     r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
                     r"\binvisible\b|\blaser\s+power\b|\bhatch(?:\s+spacing)?\b|\bscan\s+speed\b|\bEBSD\b|\bPL\b|"
                     r"\bcross-?sections?\s+of\b|\bfrom\s+(?:an?\s+)?(?:cleaved\s+)?cross-?section|-ring\b|\bpore\s+openings?\b|"
-                    r"\bchannels?\s+of\b|\b(?:nano)?indent\w*|\bsuperparamagnetic\b|\bcolou?rs?\b|\b(?:times|than)\s+(?:the|that\s+of|those\s+of)\b",
+                    r"\bchannels?\s+of\b|\b(?:nano)?indent\w*|\bsuperparamagnetic\s+(?:size|limit|blocking|threshold)\b|"
+                    r"\bstructural\s+colou?r|\bcolou?r\s+(?:near|at|of\s+the\s+(?:sol|dispersion|suspension))\b|\b(?:times|than)\s+(?:the|that\s+of|those\s+of)\b",
                     re.I)
 # a size of the sample before a treatment, named at the head of the sentence: "Before calcination the precursor
 # particles were about 60 nm; ..."
@@ -89,11 +90,13 @@ _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\b
 # a size of the sample in another state: "(from about 40 nm before annealing)"
 # a sample-preparation layer: "on a 20 nm ZnO seed layer", "a 5 nm Pt coating"
 _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buffer|adhesion|conductive|sputtered|carbon|gold|Au|Pt|Cr|"
-                         r"Ir)\s*(?:layer|coating|film)\b")
+                         r"Ir)\s*(?:sputter\s+)?(?:layer|coating|coat|film)\b")
 # distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+below\s+(?:the\s+)?resolution\b|"
+                                r"[^.;\n]{0,40}?\b(?:extends?|lies?|is|are)\s+(?:beyond|outside)\s+(?:the\s+)?field\s+of\s+view\b|"
+                                r"\s*(?:in\s+\w+\s+)?\(\s*not\s+(?:imaged|visible|shown|measured)\b|"
                                 r"\s*(?:ones?|particles?|flowers?|crystals?|grains?)\s+(?:grown|made|synthesi[sz]ed|prepared)\s+(?:at|in|with|by|from)\b|\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
                                 r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:starting\s+|precursor\s+|raw\s+)?powders?\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)

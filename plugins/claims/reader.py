@@ -52,6 +52,9 @@ _REVISION = re.compile(r"\b(?:on reflection|on second thought|actually|correctio
 _TURN = re.compile(r"(?:\bbut\b|\bhowever\b|;|\binstead\b|\bwhereas\b),?\s+(?:the\s+)?(?:GGA|LDA|PBE\w*|DFT\w*|SCAN|HSE\w*|"
                    r"calculations?|computed|measured|experiment\w*|neutrons?|we|our)\b", re.I)
 _TIMES_BEFORE = re.compile(r"[×*÷]\s*[~≈]?\s*$|\S\s*/\s+$|\d\s*\+\s*$")  # "3 + 3 = 6 µB": an addend
+_OPERATOR_BEFORE = re.compile(r"\d[^.;=\n]{0,15}\s[−–+]\s+$")
+_OPERATOR_AFTER = re.compile(r"\s*(?:\([^()\n]{0,8}\)\s*)?[−–+-]\s*(?:\d|\()")
+_EQUATION_AHEAD = re.compile(r"[^.;=\n]{0,40}=\s*[-−]?\d")
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
 _SPACED = re.compile(r"\bspaced\b", re.I)
@@ -60,7 +63,7 @@ _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 _WITHDRAW_WORDS = re.compile(r"(?=[swidmoanc])(?:scrap|wrong|incorrect|discard|drop|withdraw|disregard|mistake|\boff|absent|missing|"
                              r"not (?:seen|observed|present)|sorry|oops|correction|(?:is|are|was|were) not|not\s*[-−]?\d)", re.I)
 _LIST_AFTER = frozenset(",;")
-_SOME_OTHERS = re.compile(r"(?=s)\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports)\b(?:[^.;\n]|\.(?=\d)){0,160}?,\s*"
+_SOME_OTHERS = re.compile(r"(?=s)\bsome\s+(?:studies|calculations|works|groups|authors|papers|reports|find|report|obtain|get)\b(?:[^.;\n]|\.(?=[\du,])){0,160}?,\s*"
                           r"others\b", re.I)
 
 #: a family's verdict for the numbers of one run in one unit: a reason, or (kind, factor, unit) for a claim
@@ -604,6 +607,10 @@ class QuantityReader:
                 return "other"  # "a Kα2 shoulder about 0.1° higher": a difference ("planes spaced 3.1 Å apart" is not)
         if start > 0 and _TIMES_BEFORE.search(norm, max(0, start - 4), start) and _EQUALS_AFTER.match(norm, n.end):
             return "other"  # "60 × 4 nm = 240 nm": a factor of the arithmetic, not a stated value
+        if n.unit and (_TIMES_BEFORE.search(norm, max(0, start - 4), start) or _OPERATOR_AFTER.match(norm, n.end)
+                       or _OPERATOR_BEFORE.search(norm, max(0, start - 20), start)) \
+                and _EQUATION_AHEAD.match(norm, n.end):
+            return "other"  # "2 × 4 µB (B) − 3 µB (A) = 5 µB": the terms of a sum, not stated values
         if n.unit and _DIVIDED_AFTER.match(norm, n.end) and _EQUALS_AFTER.search(norm, n.end, min(len(norm), n.end + 24)):
             return "other"  # "100 µm / 118 = 0.85 µm": the dividend of the arithmetic
         if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):

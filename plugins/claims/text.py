@@ -55,7 +55,8 @@ def _json_diffraction(m: re.Match[str]) -> str:
 def _json_moment(m: re.Match[str]) -> str:
     """A moment key: "site_moment_Co_muB": 2.7 reads "m_Co = 2.7 µB"; "net_moment_muB_per_fu": 0 reads "net moment =
     0 µB/f.u."."""
-    element, basis = m.group("el") or m.group("el2"), (m.group("basis") or m.group("basis2") or "").lower()
+    element = m.group("el") or m.group("el2")  # "m_Fe1_muB": the element of a numbered site
+    basis = (m.group("basis") or m.group("basis2") or ("cell" if m.group("cell") else "")).lower()
     per = {"atom": "/atom", "fu": "/f.u.", "f_u": "/f.u.", "formula_unit": "/f.u.", "cell": "/cell"}.get(basis, "")
     label = f"m_{element}" if element else "net moment" if m.group("net") else "site moment" if m.group("site") or m.group("m") \
         else "magnetic moment"
@@ -109,7 +110,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
      lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
-    (re.compile(r"(?=[\"'slmMnt])[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)|m_(?P<el2>[A-Z][a-z]?)|M_(?P<basis2>cell|fu|atom)|(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
+    (re.compile(r"(?=[\"'slmMntc])[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)\d{0,2}|m_(?P<el2>[A-Z][a-z]?)\d{0,2}|M_(?P<basis2>cell|fu|atom)|(?P<cell>cell_)?(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
                 r"(?:moment|magneti[sz]ation))?|(?P<site>site_|local_)?(?:(?:mag(?:netic)?_)?moment|(?P<m>m)))_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
@@ -423,12 +424,13 @@ def _csv_tables(text: str) -> tuple[str, _Pass | None]:
                 break
             at = pos
             # "property,value" over "e_above_hull_eV_atom,0.006": under a generic header the row's key names the number
-            keyed = len(names) == 2 and names[1].lower() in _GENERIC_VALUE and bool(cells[0].strip())
-            for name, cell in zip(names, cells):
+            key = cells[0].strip()
+            keyed = len(names) == 2 and names[1].lower() in _GENERIC_VALUE and bool(key) and not _CSV_NUMBER.fullmatch(key)
+            for column, (name, cell) in enumerate(zip(names, cells)):
                 value = cell.strip()
                 if _CSV_NUMBER.fullmatch(value) or value.lower() in ("true", "false", "yes", "no"):
                     start = at + cell.index(value)
-                    edits.append((start, start + len(value), f"{cells[0].strip() if keyed else name}: {value}"))
+                    edits.append((start, start + len(value), f"{key if keyed and column == 1 else name}: {value}"))
                 at += len(cell) + 1
             pos = end + 1
     return _splice(text, sorted(edits)) if edits else (text, None)
