@@ -7,13 +7,13 @@ rule, each with a case written fresh here (not copied from the corpus)."""
 from __future__ import annotations
 
 from claim_reading import claims, reasons, values
-from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
+from matpcr_plugins.dft.oracles import MagnetismOracle
 from matpcr_plugins.raman.oracle import RamanOracle
 from matpcr_plugins.sem.oracle import SEMOracle
-from test_claims_w20 import gap_q, hull_q, magnet_q
+from test_claims_w20 import gaps, hulls, magnet_q
 
 RAMAN, SEM = RamanOracle(), SEMOracle()
-STABILITY, METALLICITY, MAGNETISM = StabilityOracle(), MetallicityOracle(), MagnetismOracle()
+MAGNETISM = MagnetismOracle()
 
 
 def moments(text: str, formula: str = "Co4N") -> set[tuple[float, str]]:
@@ -91,9 +91,6 @@ def test_a_magnetisation_in_ma_per_m_is_not_a_moment() -> None:
 
 
 # -- metallicity -----------------------------------------------------------------------------------------
-def gaps(text: str, formula: str = "CaSnO3") -> list[object]:
-    return values(METALLICITY, text, gap_q(formula), kind="band_gap")
-
 
 def test_a_gap_key_with_two_qualifiers_is_a_gap() -> None:
     assert gaps("```yaml\nband_gap_eV: 1.4\nexp_optical_gap_eV: 2.6\n```") == [1.4, 2.6]
@@ -109,9 +106,6 @@ def test_a_value_the_chain_sets_aside_is_not_a_gap() -> None:
 
 
 # -- stability -------------------------------------------------------------------------------------------
-def hulls(text: str, formula: str = "LiCoO2") -> list[object]:
-    return values(STABILITY, text, hull_q(formula), kind="e_above_hull")
-
 
 def test_hull_labels_read_a_bare_value() -> None:
     assert hulls("I first mixed up the numbers; the hull distance itself is 0.") == [0.0]

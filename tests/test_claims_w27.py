@@ -8,14 +8,14 @@ the corpus)."""
 from __future__ import annotations
 
 from claim_reading import claims, values
-from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
+from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle
 from matpcr_plugins.raman.oracle import RamanOracle
 from matpcr_plugins.sem.oracle import SEMOracle
 from matpcr_plugins.xrd.oracle import XRDOracle
-from test_claims_w20 import hull_q, magnet_q
+from test_claims_w20 import hulls, magnet_q
 
 RAMAN, SEM, XRD = RamanOracle(), SEMOracle(), XRDOracle()
-STABILITY, MAGNETISM = StabilityOracle(), MagnetismOracle()
+MAGNETISM = MagnetismOracle()
 
 
 def moments(text: str, formula: str = "CuMnSb") -> set[tuple[float, str]]:
@@ -76,9 +76,6 @@ def test_a_starting_moment_written_as_a_start_of_is_a_setting() -> None:
 
 
 # -- stability -------------------------------------------------------------------------------------------
-def hulls(text: str, formula: str = "LiCoO2") -> list[object]:
-    return values(STABILITY, text, hull_q(formula), kind="e_above_hull")
-
 
 def test_a_latex_unit_with_an_exponent_is_read() -> None:
     assert hulls(r"The PBE hull distance is $\Delta E_{\mathrm{hull}} = 33\,\mathrm{meV\,atom^{-1}}$.") == [0.033]
