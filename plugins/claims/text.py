@@ -81,9 +81,11 @@ def _moment_block(m: re.Match[str]) -> str:
     return m.group("head") + "".join(lines)
 
 
+# a µ that is not already the canonical µB: a list of 10⁵ moments written "µB" need not be rewritten to itself
+_NON_CANONICAL_MU = re.compile(r"µ(?!B(?![a-zA-Z]))")
 # (pattern, replacement, triggers), applied in order; a rule runs only when one of its trigger strings occurs in
-# the lower-cased text, so a long chain pays only for the spellings it actually uses
-_RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
+# the lower-cased text (or a trigger pattern matches the text), so a long chain pays only for the spellings it uses
+_RULES: list[tuple[re.Pattern[str], Repl, tuple[str | re.Pattern[str], ...]]] = [
     # siunitx: \SI{3.247}{\angstrom}, \si{\nano\metre}
     (re.compile(r"\\(?:SI|si|qty|unit|num)(?![a-zA-Z])"), " ", ("\\si", "\\qty", "\\unit", "\\num")),
     (re.compile(r"\\angstrom(?![a-zA-Z])"), "Å", ("\\angstrom",)),
@@ -142,7 +144,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str, ...]]] = [
     (re.compile(r"\\AA(?![a-z])|\\mathring\s*\{?\s*A\s*\}?|[ÅÅ]"), "Å", ("\\aa", "\\mathring", "å", "Å")),
     (re.compile(r"(?<![a-z])[aåAÅ]ngstr[oö]ms?(?![a-z])", re.I), "Å", ("ngstr",)),
     (re.compile(r"(?=[\\µμmub])(?-i:(?!µB(?![a-zA-Z])))(?:\\mu|[µμ])\s*_?\s*\{?\s*(?:\\(?:rm|mathrm|text)\s*\{?\s*)?B(?:\s*\})*(?![a-z])|(?<![a-z])mu_?\s*B(?![a-z])|(?<=[\d\s])u_?B(?![a-zA-Z])|(?<=[\d\s])BM(?![a-zA-Z])|(?<![a-z])Bohr\s+magnetons?(?![a-z])", re.I),
-     "µB", ("mu", "µ", "μ", "bohr", "ub", "u_b", "bm")),
+     "µB", ("mu", _NON_CANONICAL_MU, "μ", "bohr", "ub", "u_b", "bm")),
     (re.compile(r"(?=[\\µμmu])(?:\\mu|[µμ])\s*m(?![a-z])|(?<![a-z])(?:microns?|micromet(?:er|re)s?|um)(?![a-z])", re.I), "µm",
      ("mu", "µ", "μ", "micro", "um")),
     (re.compile(r"(?<![a-z])nanomet(?:er|re)s?(?![a-z])", re.I), "nm", ("nanomet",)),
@@ -457,7 +459,7 @@ def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
     low = text.lower()
     chars = set(low)
     for pattern, repl, triggers in _RULES:
-        if not any(t[0] in chars and t in low for t in triggers):
+        if not any(t[0] in chars and t in low if t.__class__ is str else t.search(text) is not None for t in triggers):
             continue
         text, edits = _apply(text, pattern, repl)
         if edits is not None:

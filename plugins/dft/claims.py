@@ -279,11 +279,16 @@ _PURPOSE = re.compile(r"^\W*(?:\d+\.\s*)?(?:(?:in\s+order\s+)?to|let'?s|we\s+(?:
                       r"(?:determine|find|check|assess|evaluate|decide|establish|see|know|judge|answer)\b|\bwhether\b", re.I)
 
 
+_BOOLEAN_VALUE = re.compile(r"[:=][ \t]*[\"']?(?:true|false|yes|no)\b", re.I)
+
+
 def _json_classes(cues: _ClassCue, norm: str, lo: int, hi: int, found: list[tuple[int, int, str]]
                   ) -> list[tuple[int, int, str]]:
     """Class keys with a boolean value (JSON/YAML: ``"metallic": false``, ``is_stable: yes``): false flips the class."""
     keyed: list[tuple[int, int, str]] = []
     spans: list[tuple[int, int]] = []
+    if _BOOLEAN_VALUE.search(norm, lo, hi) is None:
+        return found  # no ": true"/"= no" anywhere: no class key to read (one fast scan instead of a look at every word)
     for m in _JSON_CLASS.finditer(norm, lo, hi):
         word = cues.pattern.fullmatch(m.group("word"))
         if word is None:
@@ -528,6 +533,7 @@ _ASKED_PHASE = re.compile(r"(?=[^\W\d])(?:\b(?:asked|this|given)\s+(?:structure|
                           r"\b(?:question|prompt|task)\s+(?:asks|is)\s+about\s+(?:the\s+)?(?P<c>[^\W\d][\w′'-]*)|"
                           r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b|"
                           r"\b(?:asked|given)\s+(?P<d>(?-i:[a-zα-ω][a-z′'-]{2,}))\s+(?:cell|structure|phase|polymorph)\b)", re.I)
+_ASKED_CUE = re.compile(r"(?=[agqptAGQPT])(?:\b(?:asked|given|question|prompt|task)\b|\bthis\s+(?:structure|phase|polymorph)\b)", re.I)
 # where the subject of a distance begins: "…, and brookite 4 meV/atom above it"
 _SUBJECT_START = re.compile(r"[.;,:\n(]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
 # a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
@@ -644,7 +650,7 @@ class StabilityReader(_DFTReader):
         structure)"), a distance written as the value of another labelled polymorph ("brookite 0.06 eV/atom", a
         table row "| rock salt | 0.310 |") is that phase's, not the asked material's."""
         original = scan.text.original
-        m = _ASKED_PHASE.search(original)
+        m = _ASKED_PHASE.search(original) if _ASKED_CUE.search(original) else None  # the cue is a cheap first look
         if m is None:
             return
         asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or "").strip().lower()
@@ -1106,6 +1112,7 @@ _ROW_ION = re.compile(r"\|\s*([A-Z][a-z]?)\^?\d?[+-]\s*\|")
 _VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|on\s+it|on\s+each)\b", re.I)  # "the two Mn, 3.9 µB each", "0.02 µB on it"
+_RESPECTIVELY_WORD = re.compile(r"(?=[rR])respectively", re.I)
 _RESPECTIVELY_NEAR = re.compile(r"\brespectively\b|[\n;]|\.(?!\d)", re.I)
 _SYMBOL_LIST = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)((?:\s*,\s*[A-Z][a-z]?)*)\s*,?\s*and\s+([A-Z][a-z]?)(?![A-Za-z0-9])")
 
@@ -1259,9 +1266,13 @@ class MagnetismReader(_DFTReader):
         3.60 µB"), unless the list pairs its members with elements "respectively"."""
         if not super().lane_follows(scan, n, prev):
             return False
-        ahead = _RESPECTIVELY_NEAR.search(scan.norm, n.end, min(len(scan.norm), n.end + 400))
-        if ahead is not None and ahead.group().lower() == "respectively":
-            return False
+        respectively = scan.memo.get("respectively")
+        if respectively is None:  # looked up once: most chains never say it, and then no member need look
+            respectively = scan.memo["respectively"] = _RESPECTIVELY_WORD.search(scan.norm) is not None
+        if respectively:
+            ahead = _RESPECTIVELY_NEAR.search(scan.norm, n.end, min(len(scan.norm), n.end + 400))
+            if ahead is not None and ahead.group().lower() == "respectively":
+                return False
         if n.unit != "muB":
             return True  # "µB/f.u.", "µB per Fe": the unit carries its basis
         basis = scan.memo.get(("basis", prev.index))
