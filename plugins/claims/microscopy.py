@@ -152,7 +152,6 @@ class MicroscopyReader(QuantityReader):
         # a labelled line ("- XRD Scherrer size: 18 nm") names its quantity before the colon; a short bullet ("- α-Si₃N₄
         # starting powder, d50 = 0.6 µm") is one label as a whole
         label_start = cx.label_start(scan.norm, run.s_start, clause)
-        line = cx.line_start(scan.norm, run.head.start)
         if run.head.start - line <= 80 and _BULLET.match(scan.norm, line):
             label_start = min(label_start, line)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \

@@ -426,9 +426,6 @@ class _DFTReader(QuantityReader):
     setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\bstart\s+of\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
-    def read(self, chain: str, item: Any = None) -> Extraction:
-        return super().read(chain, item)
-
     def lane_follows(self, scan: Scan, n: Number, prev: Number) -> bool:
         """A positive member right after a positive claim, with no sign of its own, takes that claim's verdict: the
         judges look at the words around the list and the sign, and between two members there are no words."""
@@ -1234,8 +1231,7 @@ _CONFIG_LINE = re.compile(r"[ \t]*[-*•]\s*(?:FM|AFM|NM|ferro\w*|antiferro\w*|f
 def _losing_line(norm: str, pos: int) -> bool:
     """A bullet of one configuration whose energy the line itself puts higher ("- AFM: 2.80 µB per Mn, 0 µB net, 18
     meV/f.u. higher"): the moments of a state the chain ranks below another."""
-    line = cx.line_start(norm, pos)
-    return norm.startswith(("-", "*", "•", " ", "\t"), line) and _CONFIG_LINE.match(norm, line) is not None
+    return _CONFIG_LINE.match(norm, cx.line_start(norm, pos)) is not None
 
 
 class MagnetismReader(_DFTReader):
