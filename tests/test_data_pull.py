@@ -2,8 +2,12 @@
 
 The server answers ``GET /HOST/PATH`` for every URL ``https://HOST/PATH`` the shipped manifest names (with
 ``--base-url http://127.0.0.1:PORT``): unmodified upstream files from the staged copies, zip archives built
-from the staged members, MSQA's upstream JSON from the staged first items. It honours Range requests and
-can drop a connection mid-file once, or serve altered bytes, for the fault tests.
+from the staged members, MSQA's upstream JSON from the staged first items, and the upstream inputs that only
+feed a local build (not staged) from ``tests/data/upstream/``. Of DARA's 40 XRDML scans three are real copies there;
+the other 37 are written from a real one of the same scan length with the staged values of that scan put in (its
+counts and instrument fields), so the pull's download → convert → checksum path runs on every file, while the
+conversion's faithfulness to real XRDML is checked on the three real files. It honours Range requests and can drop a
+connection mid-file once, or serve altered bytes, for the fault tests.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from conftest import DATA_DIR, run_cli
+
+UPSTREAM = Path(__file__).parent / "data" / "upstream"
 
 
 class Origin:
@@ -103,6 +109,51 @@ def _zip(members: list[tuple[str, Path]]) -> bytes:
     return buffer.getvalue()
 
 
+def xrdml_like(data_dir: Path, upstream_name: str) -> bytes:
+    """An XRDML document for one DARA scan that is not among the real copies: a real copy of the same scan
+    length with this scan's staged counts, time stamp, counting time and instrument fields put in."""
+    import csv
+    import xml.etree.ElementTree as ET
+
+    folder = data_dir / "xrd_dara_precursor_mixtures"
+    with open(folder / "index.csv", newline="", encoding="utf-8") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["original_file"].endswith("/" + upstream_name))
+    counts = [line.split()[1] for line in (folder / row["file"]).read_text().splitlines() if not line.startswith("#")]
+    template = next(p for p in sorted(UPSTREAM.glob("*.xrdml")) if row["scan"] in p.name)
+    root = ET.fromstring(template.read_bytes())
+    ns = root.tag[1:].split("}")[0]
+    ET.register_namespace("", ns)
+
+    def set_text(path: str, value: str) -> None:
+        node = root.find("/".join(f"{{{ns}}}{part}" for part in path.split("/")))
+        assert node is not None, path
+        node.text = value
+
+    m = "xrdMeasurement"
+    for tag, field in (("kAlpha1", "kalpha1_A"), ("kAlpha2", "kalpha2_A"), ("kBeta", "kbeta_A"),
+                       ("ratioKAlpha2KAlpha1", "ratio_ka2_ka1")):
+        set_text(f"{m}/usedWavelength/{tag}", row[field])
+    set_text(f"{m}/incidentBeamPath/xRayTube/tension", row["tension_kV"])
+    set_text(f"{m}/incidentBeamPath/xRayTube/current", row["current_mA"])
+    set_text(f"{m}/scan/header/startTimeStamp", row["start_time"])
+    set_text(f"{m}/scan/dataPoints/commonCountingTime", row["counting_time_s"])
+    set_text(f"{m}/scan/dataPoints/counts", " ".join(counts))
+    tube = root.find(f"{{{ns}}}{m}/{{{ns}}}incidentBeamPath/{{{ns}}}xRayTube")
+    tube.set("name", row["tube"])
+    root.find(f"{{{ns}}}{m}/{{{ns}}}scan").set("mode", row["scan_mode"])
+    return ET.tostring(root, xml_declaration=True, encoding="utf-8")
+
+
+def upstream_input(data_dir: Path, name: str, path: str) -> bytes:
+    """An upstream file that only feeds a local build: the real copy in tests/data/upstream, else (DARA) one
+    written by :func:`xrdml_like`."""
+    leaf = path.rsplit("/", 1)[-1]
+    if (UPSTREAM / leaf).exists():
+        return (UPSTREAM / leaf).read_bytes()
+    assert name == "xrd_dara_precursor_mixtures", path
+    return xrdml_like(data_dir, leaf)
+
+
 def staged_origin(data_dir: Path) -> Origin:
     """Every origin URL of the shipped manifest, served from the staged data directory."""
     from matpcr.datadir import catalog
@@ -113,7 +164,9 @@ def staged_origin(data_dir: Path) -> Origin:
     for name, ds in catalog().items():
         for remote in ds.files:
             staged = data_dir / name / remote.path
-            if remote.member is not None:
+            if remote.sha256 is None:  # an unstaged upstream input of a local build
+                origin.add(remote.url, lambda n=name, p=remote.path: upstream_input(data_dir, n, p))
+            elif remote.member is not None:
                 archives.setdefault(remote.url, []).append((remote.member, staged))
             else:
                 origin.add(remote.url, lambda p=staged: p.read_bytes())
@@ -222,23 +275,45 @@ def test_restart_when_the_server_ignores_range(origin: Origin, data_dir: Path, t
 def test_bad_checksum_is_a_clear_error_and_leaves_nothing(origin: Origin, data_dir: Path, tmp_path: Path) -> None:
     from matpcr.datadir import catalog
 
-    ds = catalog()["xrd_dara_precursor_mixtures"]
-    bad = ds.files[3]
+    name = "xrd_autoanalyzer_limntiof"
+    bad = catalog()[name].files[3]
     parts = urlsplit(bad.url)
     origin.corrupt.add(unquote(f"/{parts.netloc}{parts.path}"))
     target = tmp_path / "data"
-    proc = run_cli("data", "pull", "xrd_dara_precursor_mixtures", "--data-dir", str(target), "--base-url",
-                   origin.base_url, "--no-progress")
+    proc = run_cli("data", "pull", name, "--data-dir", str(target), "--base-url", origin.base_url, "--no-progress")
     assert proc.returncode != 0
     assert "checksum mismatch" in proc.stderr and parts.path.rsplit("/", 1)[-1] in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert not (target / "xrd_dara_precursor_mixtures" / bad.path).exists()
+    assert not (target / name / bad.path).exists()
     assert not list(target.rglob("*.part"))
-    marker = json.loads((target / "xrd_dara_precursor_mixtures" / ".matpcr-pull").read_text())
+    marker = json.loads((target / name / ".matpcr-pull").read_text())
     assert marker["status"] == "incomplete"  # so the set does not count as present
     from matpcr.datadir import _complete
 
-    assert not _complete(target / "xrd_dara_precursor_mixtures")
+    assert not _complete(target / name)
+
+
+def test_a_corrupt_upstream_input_fails_its_build_by_name(origin: Origin, tmp_path: Path) -> None:
+    """An XRDML scan is pinned by its commit, not a digest: a garbled one fails the conversion, named, and
+    the set stays incomplete; pulling again fetches it anew."""
+    from matpcr.datadir import _complete, catalog
+
+    name = "xrd_dara_precursor_mixtures"
+    bad = next(f for f in catalog()[name].files if f.path.endswith("MnCO3_0p5000--2min.xrdml"))
+    parts = urlsplit(bad.url)
+    key = unquote(f"/{parts.netloc}{parts.path}")
+    content = origin.routes[key]
+    origin.routes[key] = lambda: content()[:4000]
+    target = tmp_path / "data"
+    proc = run_cli("data", "pull", name, "--data-dir", str(target), "--base-url", origin.base_url, "--no-progress")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "not valid XRDML" in proc.stderr and "In2O3_0p5002-MnCO3_0p5000--2min.xrdml" in proc.stderr, proc.stderr
+    assert not _complete(target / name)
+    origin.routes[key] = content
+    again = run_cli("data", "pull", name, "--data-dir", str(target), "--base-url", origin.base_url, "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert _complete(target / name)
+    assert (target / name / "index.csv").read_bytes() == (DATA_DIR / name / "index.csv").read_bytes()
 
 
 def test_missing_file_names_the_url(origin: Origin, tmp_path: Path) -> None:
@@ -322,14 +397,63 @@ def test_msqa_wrong_file_is_refused(origin: Origin, data_dir: Path, tmp_path: Pa
 
 # -- locally rebuilt files --------------------------------------------------------------------------
 
-def test_locally_built_files_match_the_manifest(data_dir: Path) -> None:
+def test_locally_built_files_match_the_manifest(data_dir: Path, tmp_path: Path) -> None:
+    """Every file the manifest marks as built locally is rebuilt byte for byte from what the pull downloads."""
     from matpcr_plugins.datasources.catalog import manifest
-    from matpcr_plugins.datasources.derive import BUILDERS
+    from matpcr_plugins.datasources.derive import builder
 
-    derived = {(name, f["path"]): f["sha256"] for name, files in manifest().items() for f in files if f.get("derive")}
-    assert set(derived) == set(BUILDERS)
-    for (name, path), sha in derived.items():
-        assert hashlib.sha256(BUILDERS[(name, path)](data_dir / name)).hexdigest() == sha, path
+    built = 0
+    for name, files in manifest().items():
+        derived = [f for f in files if f.get("derive")]
+        if not derived:
+            continue
+        folder = tmp_path / name  # what the pull leaves before building: the downloads only
+        for f in files:
+            if "url" in f:
+                dest = folder / f["path"]
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(upstream_input(data_dir, name, f["path"]) if f["sha256"] is None
+                                 else (data_dir / name / f["path"]).read_bytes())
+        origin = {f["path"]: f["url"] for f in files if "url" in f}
+        for f in derived:
+            build = builder(name, f["path"])
+            assert build is not None, f"{name}/{f['path']}"
+            assert hashlib.sha256(build(folder, origin)).hexdigest() == f["sha256"], f"{name}/{f['path']}"
+            built += 1
+    assert built >= 50
+
+
+def test_xrdml_conversion_of_the_real_upstream_scans(data_dir: Path) -> None:
+    """The three real DARA XRDML files convert to the staged .xy and index rows byte for byte."""
+    from matpcr_plugins.datasources.xrdml import dara_index, staged_name, xrdml_to_xy
+
+    folder = data_dir / "xrd_dara_precursor_mixtures"
+    real = sorted(UPSTREAM.glob("*.xrdml"))
+    assert len(real) == 3
+    scans = []
+    for path in real:
+        original = f"dataset/precursor_mixture/{path.name}"
+        local = staged_name(original)
+        assert xrdml_to_xy(path.read_bytes(), original) == (folder / local).read_bytes(), path.name
+        scans.append((local, original, path.read_bytes()))
+    staged = (folder / "index.csv").read_text(encoding="utf-8").splitlines()
+    built = dara_index(scans).decode().splitlines()
+    assert built[0] == staged[0] and len(built) == 4
+    assert set(built[1:]) <= set(staged[1:])
+
+
+def test_a_broken_download_is_named_when_building(data_dir: Path, tmp_path: Path) -> None:
+    from matpcr.errors import DataError
+    from matpcr_plugins.datasources.xrdml import pattern_xy
+
+    name = "NiO_0p1031-La(OH)3_0p2025-TiO2_0p7014--8min.xrdml"
+    (tmp_path / "xrdml").mkdir()
+    (tmp_path / "xrdml" / name).write_bytes((UPSTREAM / name).read_bytes()[:5000])  # cut off mid-document
+    origin = {f"xrdml/{name}": f"https://raw.githubusercontent.com/jrneilson/dara/C/dataset/precursor_mixture/{name}"}
+    with pytest.raises(DataError, match=r"xrdml/NiO_0p1031.*not valid XRDML.*pull the set again"):
+        pattern_xy(tmp_path, origin, "patterns/NiO_0p1031-La_OH_3_0p2025-TiO2_0p7014--8min.xy")
+    with pytest.raises(DataError, match="no XRDML file among the downloads"):
+        pattern_xy(tmp_path, origin, "patterns/other.xy")
 
 
 def test_manifest_agrees_with_the_staged_manifest(data_dir: Path) -> None:
@@ -339,7 +463,8 @@ def test_manifest_agrees_with_the_staged_manifest(data_dir: Path) -> None:
     for line in (data_dir / "MANIFEST.sha256").read_text().splitlines():
         digest, _, rel = line.partition("  ")
         staged[rel.strip().removeprefix("./")] = digest
-    shipped = {f"{name}/{f['path']}": f["sha256"] for name, files in manifest().items() for f in files}
+    shipped = {f"{name}/{f['path']}": f["sha256"] for name, files in manifest().items() for f in files
+               if f["sha256"] is not None}  # (the unstaged upstream inputs of local builds carry none)
     assert shipped.items() <= staged.items()
     left_out = set(staged) - set(shipped)  # MSQA comes whole from its origin; RRUFF's refinement index is not rebuilt
     assert {p.split("/")[0] for p in left_out} == {"msqa", "xrd_rruff_powder_refinement"}, left_out
@@ -368,7 +493,9 @@ def test_pull_all_lays_out_what_every_loader_reads(origin: Origin, data_dir: Pat
 
     for name, files in manifest().items():
         for f in files:
-            assert _sha(target / name / f["path"]) == f["sha256"], f"{name}/{f['path']}"
+            assert (target / name / f["path"]).is_file(), f"{name}/{f['path']}"
+            if f["sha256"] is not None:
+                assert _sha(target / name / f["path"]) == f["sha256"], f"{name}/{f['path']}"
     assert not list(target.rglob("*.part")) and not (target / ".cache" / "archives").exists()
     registry = get_manager().registry
     for task in discover().values():

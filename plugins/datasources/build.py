@@ -5,7 +5,7 @@
 For every file of the staged directory's ``MANIFEST.sha256`` it records the sha256 and size, and where
 ``matpcr data pull`` gets the file: its public origin (a raw URL pinned to a commit) when the staged file
 is the unmodified upstream file, a member of an upstream zip archive, ``derive`` when matpcr rebuilds it
-locally from the downloaded files (index tables of sets whose terms forbid mirroring), or matpcr's data
+locally from the downloaded files (``derive.BUILDERS``: index tables and summaries), or matpcr's data
 mirror for the files matpcr converted from openly licensed sets (CSV/JSON/XY conversions, index tables).
 The rules below follow SOURCES.md of the staged directory, set by set.
 """
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from matpcr_plugins.datasources.catalog import MIRROR, RAW
+from matpcr_plugins.datasources.derive import builder
+from matpcr_plugins.datasources.xrdml import XRDML_FOLDER
 
 # the commit each origin is pinned to (SOURCES.md)
 COMMITS = {
@@ -33,6 +35,7 @@ COMMITS = {
     "dans": ("DanPorter/Dans_Diffraction", "092b63ed70fe7bb49e37b04fb56352103beae5e2"),
     "autoanalyzer": ("njszym/XRD-AutoAnalyzer", "bf32082521e45c0fcf5cf9ae9bd1321e76bf9012"),
     "sp8rks": ("sp8rks/MaterialsInformatics", "f61eb24e6355545df25625e47599562d14391136"),
+    "dara": ("jrneilson/dara", "a90c43fe6d97050e76a13d89926bef2bd6dbecc7"),
 }
 REFINEMENT = "HW/HW_spring_2026/HW3/data/powderXRD"
 
@@ -52,9 +55,9 @@ def _index(data: Path, rel: str, key: str = "file") -> dict[str, dict[str, str]]
 def source_of(data: Path, name: str, path: str) -> dict[str, Any]:
     """Where ``name/path`` comes from: ``{"url": ...}``, ``{"url": ZIP, "member": ...}`` or ``{"derive": True}``."""
     mirror = {"url": f"{MIRROR}/{name}/{path}"}
+    if builder(name, path) is not None:
+        return {"derive": True}
     if name == "raman_rruff":
-        if path == "index.csv":
-            return {"derive": True}
         return {"url": raw("RaMin", "data/excellent_unoriented/" + path.split("/", 1)[1])}
     if name == "xrd_autoxrd_thinfilm" and path.startswith("patterns/"):
         row = _index(data / name, "index.csv")[path.split("/", 1)[1]]
@@ -63,10 +66,8 @@ def source_of(data: Path, name: str, path: str) -> dict[str, Any]:
         return {"url": raw("BAM", "Datasets/Electron Microscopy Images/SEM/" + path.split("/", 1)[1])}
     if name == "mp_piezo_features" and path == "piezo_features.csv":
         return {"url": raw("piezo", "piezo_features.csv")}
-    if name == "mp_thermomagnetic_fm":
-        if path == "800_thermomagnetic_materials_data.csv":
-            return {"url": raw("thermo", path)}
-        return {"derive": True}
+    if name == "mp_thermomagnetic_fm" and path == "800_thermomagnetic_materials_data.csv":
+        return {"url": raw("thermo", path)}
     if name == "computed_materials_devsets" and path == "mp_time_split_dummy_11.json":
         return {"url": raw("mptime", "src/mp_time_split/utils/mp_dummy_time_summary.json")}
     if name == "cif_reference_phases" and path.endswith((".cif", ".mcif")):
@@ -88,6 +89,15 @@ def source_of(data: Path, name: str, path: str) -> dict[str, Any]:
     return mirror
 
 
+def inputs(data: Path) -> dict[str, list[dict[str, Any]]]:
+    """Upstream files that are downloaded only to build others from them and are not staged, so no digest pins
+    them: the commit in their URL does, and the digest of what is built from them is checked."""
+    piezo = [{"path": "Piezoelectric_renewed.csv", "url": raw("piezo", "Piezoelectric_renewed.csv")}]
+    dara = [{"path": f"{XRDML_FOLDER}/{row['original_file'].rsplit('/', 1)[1]}", "url": raw("dara", row["original_file"])}
+            for row in _index(data / "xrd_dara_precursor_mixtures", "index.csv").values()]
+    return {"mp_piezo_features": piezo, "xrd_dara_precursor_mixtures": dara}
+
+
 def build(data: Path) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for line in (data / "MANIFEST.sha256").read_text().splitlines():
@@ -102,6 +112,8 @@ def build(data: Path) -> dict[str, list[dict[str, Any]]]:
         size = (data / rel).stat().st_size
         assert hashlib.sha256((data / rel).read_bytes()).hexdigest() == digest, rel
         out.setdefault(name, []).append({"path": path, "sha256": digest, "size": size, **src})
+    for name, files in inputs(data).items():
+        out[name] += [{"path": f["path"], "sha256": None, "size": None, "url": f["url"]} for f in files]
     for files in out.values():
         files.sort(key=lambda f: f["path"])
     return dict(sorted(out.items()))

@@ -2,9 +2,10 @@
 
 The per-file part (URL, sha256, size) is ``manifest.json`` beside this module, built from the staged data
 directory by ``python -m matpcr_plugins.datasources.build``. Files that are the unmodified upstream files
-come from their origin at a pinned commit; files matpcr converted from openly licensed sets come from
-matpcr's data mirror (``MIRROR``); index tables of sets whose terms forbid mirroring are rebuilt locally
-(``derive``); MSQA comes whole from its origin and is read with the ``datasets`` JSON loader.
+come from their origin at a pinned commit; index tables, summaries and conversions that the downloaded files
+determine are rebuilt locally (``derive``); the files matpcr converted from openly licensed sets that it cannot
+rebuild from files it downloads come from matpcr's data mirror (``MIRROR``); MSQA comes whole from its origin and
+is read with the ``datasets`` JSON loader.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ SETS: dict[str, dict[str, Any]] = {
         licence="CC BY-NC-ND 4.0", citation="Ruehle, Krumrey, Hodoroaba, Sci. Rep. 11, 4942 (2021), "
                                             "doi:10.1038/s41598-021-84287-6; data doi:10.5281/zenodo.4563942",
         redistributable=False, embedded="sem_synthetic",
-        notes="images from the origin; metadata.csv (TIFF tags, transcribed labels) from matpcr's mirror; the "
-              "embedded stand-in is a synthetic micrograph rendered by matpcr"),
+        notes="images from the origin; metadata.csv rebuilt locally (TIFF tags, measured bar, transcribed "
+              "labels); the embedded stand-in is a synthetic micrograph rendered by matpcr"),
     "xrd_autoxrd_thinfilm": dict(
         title="Experimental thin-film XRD patterns labelled with space group (88)",
         repository="PV-Lab/autoXRD", commit="2fc398059ff16a5cab67b0afcbc69f68748586b8", licence="Apache-2.0",
@@ -67,7 +68,8 @@ SETS: dict[str, dict[str, Any]] = {
         title="Lab powder XRD (Cu Ka) of weighed mixtures of known precursors (40)",
         repository="jrneilson/dara", commit="a90c43fe6d97050e76a13d89926bef2bd6dbecc7", licence="MIT",
         citation="DARA automated Rietveld analysis (jrneilson/dara)", redistributable=True,
-        embedded="xrd_dara_precursor_mixtures", notes="XRDML converted to two-column XY; from matpcr's mirror"),
+        embedded="xrd_dara_precursor_mixtures",
+        notes="upstream XRDML scans, converted locally to two-column XY and an index"),
     "xrd_autoanalyzer_limntiof": dict(
         title="Lab powder XRD of Li-Mn-Ti-O-F phases with 56 reference CIFs",
         repository="njszym/XRD-AutoAnalyzer", commit="bf32082521e45c0fcf5cf9ae9bd1321e76bf9012", licence="MIT",
@@ -152,20 +154,25 @@ def dataset(name: str) -> DataSet:
     remote = [RemoteFile(f["path"], _mirror(f["url"]), f["sha256"], f["size"], f.get("member"))
               for f in files if "url" in f]
     derived = {f["path"]: f["sha256"] for f in files if f.get("derive")}
+    origin = {f["path"]: f["url"] for f in files if "url" in f}
     embedded = meta.pop("embedded", None)
     ds = DataSet(name=name, files=remote, embedded=EMBEDDED / embedded if embedded else None, **meta)
     if derived:
-        ds.derive = lambda folder: _derive(name, folder, derived)
+        ds.derive = lambda folder: _derive(name, folder, derived, origin)
     if name == "msqa":
         ds.fetch = fetch_msqa
     return ds
 
 
-def _derive(name: str, folder: Path, derived: dict[str, str]) -> None:
-    from matpcr_plugins.datasources.derive import BUILDERS, write_verified
+def _derive(name: str, folder: Path, derived: dict[str, str], origin: dict[str, str]) -> None:
+    from matpcr_plugins.datasources.derive import builder, write_verified
 
     for path, sha256 in derived.items():
-        write_verified(folder, path, BUILDERS[(name, path)](folder), sha256)
+        build = builder(name, path)
+        if build is None:  # the manifest and this version's builders disagree
+            raise DataError(f"{name}/{path}: the manifest marks it as built locally, but nothing builds it; "
+                            "reinstall matpcr")
+        write_verified(folder, path, build(folder, origin), sha256)
 
 
 # -- MSQA through `datasets` -----------------------------------------------------------------------
