@@ -194,39 +194,29 @@ def _scan_mode(name: str) -> str:
     return "unspecified"
 
 
+def _downloaded_scans(folder: Path, origin: dict[str, str], prefix: str) -> list[tuple[str, str, tuple[list[float], list[float], int]]]:
+    """(local path, upstream path, ``_read_xy``) of every downloaded pattern under ``prefix``, by upstream path."""
+    scans = sorted((rel, upstream_path(url)) for rel, url in origin.items() if rel.startswith(prefix))
+    if not scans:
+        raise DataError(f"{folder}: no {prefix.rstrip('/')} in the origin list")
+    return sorted(((rel, original, _read_xy(folder / rel)) for rel, original in scans), key=lambda s: s[1])
+
+
 def autoxrd_index(folder: Path, origin: dict[str, str]) -> bytes:
     """``xrd_autoxrd_thinfilm/index.csv``: one row per pattern, with the upstream path that the sanitised
     file name no longer spells (``%``, spaces, ``#``, brackets), sorted by that path."""
-    rows = []
-    for rel, url in origin.items():
-        if not rel.startswith("patterns/"):
-            continue
-        original = upstream_path(url)
-        xs, ys, _ = _read_xy(folder / rel)
-        rows.append({"file": rel.split("/", 1)[1], "space_group_label": original.split("/")[-2],
-                     "original_path": original, "scan_mode_from_filename": _scan_mode(original.rsplit("/", 1)[1]),
-                     **_scan_stats(xs, ys)})
-    if not rows:
-        raise DataError(f"{folder}: no patterns in the origin list")
-    rows.sort(key=lambda r: r["original_path"])
+    rows = [{"file": rel.split("/", 1)[1], "space_group_label": original.split("/")[-2], "original_path": original,
+             "scan_mode_from_filename": _scan_mode(original.rsplit("/", 1)[1]), **_scan_stats(xs, ys)}
+            for rel, original, (xs, ys, _) in _downloaded_scans(folder, origin, "patterns/")]
     return csv_bytes(rows, "\r\n")
 
 
 def autoanalyzer_spectra_index(folder: Path, origin: dict[str, str]) -> bytes:
     """``xrd_autoanalyzer_limntiof/spectra_index.csv``: the phases come from the upstream file name
     (``Mn2O3+LiF.xy``), which the staged name spells with ``_``; sorted by upstream path."""
-    rows = []
-    for rel, url in origin.items():
-        if not rel.startswith("spectra/"):
-            continue
-        original = upstream_path(url)
-        xs, ys, ncols = _read_xy(folder / rel)
-        phases = original.rsplit("/", 1)[1].rsplit(".", 1)[0].split("+")
-        rows.append({"file": rel, "labelled_phases": ";".join(phases), **_scan_stats(xs, ys),
-                     "n_columns": ncols, "original_path": original})
-    if not rows:
-        raise DataError(f"{folder}: no spectra in the origin list")
-    rows.sort(key=lambda r: r["original_path"])
+    rows = [{"file": rel, "labelled_phases": ";".join(original.rsplit("/", 1)[1].rsplit(".", 1)[0].split("+")),
+             **_scan_stats(xs, ys), "n_columns": ncols, "original_path": original}
+            for rel, original, (xs, ys, ncols) in _downloaded_scans(folder, origin, "spectra/")]
     return csv_bytes(rows, "\n")
 
 
