@@ -26,6 +26,7 @@ _BASIS = (r"(?P<basis>atoms?|at\.|sites?|f\.?\s?u\.?|formula[- ]units?|unit[- ]c
 # canonical units; the alternation order matters (longest spellings first)
 _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w])|K(?![\wα])|(?:wt|at|mol|vol)\s*\.?\s*%|cm-1|Å\s*\^?\s*-\s*1|Å(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|Å|"
          r"(?:nm|µm|mm|pm|Å)\s*(?:/|per)\s*(?:px|pixels?)|(?:nm|µm|mm|pm|Å)\s*(?:px|pixels?)\s*\^?\s*-\s*1|nm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|nm|µm(?:[ \t]*\^[ \t]*)?[23](?!\d|[.,]\d)|µm|mm|pm|cm(?![\w-])(?!\s*\^)|"
+         r"m?eV\s*(?:/|per)\s*(?:Å|nm|m)\s*\^?\s*2(?!\d|\.\d)|"  # "20 meV/Å²": an energy per area (surface, exfoliation)
          r"m?eV(?:" + _PER + r"(?:atoms?|at\.|f\.?\s?u\.?|formula[- ]units?|cells?)(?:\s*\^\s*-\s*1)?(?![a-z]))?|"
          r"(?<![a-z])eV|keV|kJ\s*/\s*mol|kcal\s*/\s*mol|"
          r"µB(?:\s*(?:/|per|on\s+each|on)\s*" + _BASIS + r")?|"
@@ -101,6 +102,8 @@ def canonical_unit(raw: str) -> str:
         rest = raw[len(scale):].strip()
         rest = re.sub(r"^(?:/|per|×)\s*", "", rest).strip()
         rest = re.sub(r"\s*\^\s*-\s*1$", "", rest)
+        if re.fullmatch(r"(?:Å|nm|m)\s*\^?\s*2", rest):
+            return f"{scale}/area"
         if not rest:
             return scale
         if _ENERGY_BASIS.fullmatch(rest):

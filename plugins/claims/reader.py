@@ -57,6 +57,8 @@ _OPERATOR_AFTER = re.compile(r"\s*(?:\([^()\n]{0,8}\)\s*)?[−–+-]\s*(?:\d|\()
 _EQUATION_AHEAD = re.compile(r"[^.;=\n]{0,40}=\s*[-−]?\d")
 _EQUALS_AFTER = re.compile(r"\s*[=≈→]")
 _QUIET_AFTER = frozenset(",;.\n")
+# a float-noise number cut short: a run of 9s or 0s, but fewer digits than a double's repr (0.9999999999999998 is whole)
+_NOISE_STUB = re.compile(r"(?=[\d.]{6,16}$)\d*\.\d*(?:9{5,}|0{5,})")
 _SPACED = re.compile(r"\bspaced\b", re.I)
 _DIVIDED_AFTER = re.compile(r"\s*[/÷]\s*\d")
 # the words a withdrawal by name needs; a chain without any of them skips the per-number look
@@ -615,6 +617,9 @@ class QuantityReader:
             return "other"  # "100 µm / 118 = 0.85 µm": the dividend of the arithmetic
         if n.integer and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n):
             return "other"  # the chain stops inside a number ("... the band gap is 2"): truncated
+        if not n.unit and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n) \
+                and _NOISE_STUB.fullmatch(n.digits):
+            return "other"  # "... the moment of O is 0.0999999999": float noise cut off by the token limit before its last digits
         if (not n.unit or n.inherited_unit) and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
             prev_num = scan.nums[n.index - 1]
             prev = prev_num.digits

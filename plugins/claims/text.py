@@ -112,7 +112,8 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str | re.Pattern[str], ...]]] = 
      lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),
     (re.compile(r"[\"']?\b(?P<key>d(?:_?spacing)?|two_?theta|2_?theta)_(?P<unit>angstrom|A|nm|pm|deg|degrees)[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>\d+(?:\.\d+)?)(?![\d.])"), _json_diffraction, ("_angstrom", "_a\"", "_nm", "_pm", "_deg")),
-    (re.compile(r"(?=[\"'slmMntc])[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)\d{0,2}|m_(?P<el2>[A-Z][a-z]?)\d{0,2}|M_(?P<basis2>cell|fu|atom)|(?P<cell>cell_)?(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
+    (re.compile(r"(?=[\"'slmMntc])[\"']?\b(?:(?:site_|local_)?(?:mag(?:netic)?_)?moment_(?P<el>[A-Z][a-z]?)\d{0,2}(?:_[a-z]{1,5}\d?|_\d{1,2}[a-l])?|"
+                r"m_(?P<el2>[A-Z][a-z]?)\d{0,2}(?:_[a-z]{1,5}\d?|_\d{1,2}[a-l])?|M_(?P<basis2>cell|fu|atom)|(?:m_)?(?P<cell>cell_)?(?P<net>net|total)(?:_(?:mag(?:netic)?_)?"
                 r"(?:moment|magneti[sz]ation))?|(?P<site>site_|local_)?(?:(?:mag(?:netic)?_)?moment|(?P<m>m)))_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"

@@ -36,7 +36,10 @@ HEDGE = re.compile(r"\b(?:may|might|could|possibly|perhaps|maybe|either|i guess|
                    r"hard to say|difficult to say|unknown|undetermined|not certain|no idea)\b", re.I)
 _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermined|cannot (?:be )?determined?|"
                             r"can't (?:be )?determined?|cannot tell|can't tell|cannot say|cannot decide|can't decide|undecided|no idea|n/?a|none)\b|"
-                            r"^\W*either\b[^\n]*\bor\b[^\n]*\b(?:undetermined|undecided|can'?t\s+(?:tell|decide)|cannot\s+(?:tell|decide))\b", re.I)
+                            r"^\W*either\b[^\n]*\bor\b[^\n]*\b(?:undetermined|undecided|can'?t\s+(?:tell|decide)|cannot\s+(?:tell|decide))\b|"
+                            # "Answer: metallic or a very small gap — can't tell": the options, then no choice
+                            r"^[^\n]{0,200}?\bor\b[^\n]{0,200}?(?:\s[—–-]|[;:,(])\s*(?:undetermined|undecided|can'?t\s+(?:tell|decide|say)|"
+                            r"cannot\s+(?:tell|decide|say))\b", re.I)
 _WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change|open|close|widen|bring)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
@@ -181,6 +184,7 @@ _UNIT_AFTER = re.compile(r"[\s-]*(?:planes?|layers?|sheets?|octahedr\w*|tetrahed
 
 
 _ROMAN_SITE = re.compile(r"[A-Z][a-z]?(?:I{1,3}|IV|VI{0,2})")
+_SITE_WORD_AFTER = re.compile(r"\s+(?:sites?|sublattices?|positions?)\b", re.I)
 _ROW_LABEL_AFTER = re.compile(r"[ \t]*(?:\([^()|\n]{0,24}\)[ \t]*)?[|&]")
 _CLAUSE_TURN = re.compile(r"[,;]|\byet\b|\bbut\b", re.I)
 _REACTANT = re.compile(r"\s*\+\s*\d*\s*[A-Z]")
@@ -204,8 +208,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
         if (_REACTANT.match(scan.norm, m.end()) or _REACTANT_BEFORE.search(scan.norm, max(0, m.start() - 4), m.start())) \
                 and _CLAUSE_TURN.search(scan.norm, m.end(), run.head.start):
             continue  # "formation energy from Cr₂O₃ + V₂O₅": the reactants of a reaction energy, not a material claimed about
-        if _ROMAN_SITE.fullmatch(m.group(1)) and _ROW_LABEL_AFTER.match(scan.norm, m.end()):
-            continue  # "| CoI | 1.83 |", "| FeII (6g) | 2.3 |": a site label, not cobalt iodide
+        if _ROMAN_SITE.fullmatch(m.group(1)) and (_ROW_LABEL_AFTER.match(scan.norm, m.end()) or _SITE_WORD_AFTER.match(scan.norm, m.end())):
+            continue  # "| CoI | 1.83 |", "| FeII (6g) | 2.3 |", "the MnI site": a site label, not cobalt iodide
         if _SUBSTRATE_BEFORE.search(scan.norm, max(0, m.start() - 30), m.start()) or _SUBSTRATE_AFTER.match(scan.norm, m.end()):
             continue  # "films grown on MgO", "on SrTiO3 substrates": the substrate, not the material measured
         if _HULL_PHASES_AFTER.match(scan.norm, m.end()):
@@ -412,6 +416,9 @@ _SETTING_AFTER = re.compile(r"\s*(?:plane-wave\s+|kinetic[- ]energy\s+)?(?:cut-?
                             r"\s*(?:starting|initial)\s+(?:guess|moment|value|configuration)\b", re.I)
 
 
+_ONSET_SUBJECT = re.compile(r"\b(?:absorption|absorbance|transmission|reflectivity|photoconductivity|luminescence|onset|edge|spectrum)\b", re.I)
+
+
 class _DFTReader(QuantityReader):
     """Magnitudes are judged number by number (the words right after one matter: "0.03 eV/atom above the hull")."""
 
@@ -423,7 +430,8 @@ class _DFTReader(QuantityReader):
     answer_echo = True  # "Answer: stable (within 0.05 eV/atom)" restates the question's threshold
     superseded_answers = True
     #: cues that make a number a calculation setting (cutoff energy, Hubbard U, smearing)
-    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|\bstart\s+of\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
+    setting = re.compile(r"(?:\bcut-?off\b|\bENCUT\b|\bstart(?:ed|ing|s)?\s+(?:with|from|at)\b|"
+                         r"\bstart(?:ed|ing|s)?\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}(?:run|calculation|relaxation|SCF)\s+(?:with|from|at)\b|\bstart\s+of\b|\binitial\s+moments?\b|\binitiali[sz]\w*\b|(?<![·⋅*×])\bJ(?:_\w+)?\s*=|(?<!\+)\bU\s*(?:_\w+|\(\s*[A-Z][a-z]?\s*\))?\s*[=≈~]|\bU_?eff\b|\bHubbard\b|\bsmearing\b|\bk-?(?:point|mesh|grid)s?\b)"
                          rf"[^.\n|\d]{{0,20}}{cx.LINK}\s*$", re.I)
 
     def lane_follows(self, scan: Scan, n: Number, prev: Number) -> bool:
@@ -466,7 +474,11 @@ class _DFTReader(QuantityReader):
             return "other"  # "in the ferromagnetic state the moment would be 10 µB": a state the chain rejects
         if _SET_ASIDE_AFTER.match(scan.norm, n.end, run.s_end):
             return "other"  # "0.38 eV is quoted …, but that run used U = 1 eV; I set it aside"
-        if self.setting.search(scan.norm, run.lo, run.head.start) or _SETTING_AFTER.match(scan.norm, n.end):
+        setting = self.setting.search(scan.norm, run.lo, run.head.start)
+        if setting is not None and setting.group().lower().startswith("start") \
+                and _ONSET_SUBJECT.search(scan.norm, cx.clause_start(scan.norm, run.s_start, setting.start(), 60), setting.start()):
+            setting = None  # "optical absorption starts at 3.2 eV": an onset, not a starting value of the run
+        if setting is not None or _SETTING_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "U = 5.3 eV", "a 520 eV cutoff"
         result = self.judge(scan, n, run, template[2])
         if not isinstance(result, str) and other_material(scan, run, n):
@@ -523,7 +535,12 @@ _LOWER_BY = re.compile(r"\b(?:is|lies|sits)\s+(?:\w+\s+)?lower(?:\s+in\s+energy)
 # "it lies 45 meV/atom below the hull of the competing phases": a decomposition energy, not a distance above the hull
 _BELOW_HULL_AFTER = re.compile(r"\s*below\s+(?:the\s+)?(?:convex\s+)?hull\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
-                         r"(?:of\s+)?E_?hull)", re.I)
+                         r"(?:of\s+)?E_?hull|"
+                         # "0.09 eV/atom above α-Fe + Fe₄N": above the assemblage it decomposes into, i.e. the hull there
+                         r"above\s+(?:the\s+)?(?:[^\W\d][^\s,;+]{0,20}\s*\+\s*){1,3}[^\W\d][^\s,;.+]{0,20})", re.I)
+# "…, with the perovskite 11 meV/atom higher": an absolute phrase naming another structure beside the asked one
+_WITH_OTHER_BEFORE = re.compile(r"\bwith\s+(?:the|its|an?)\s+(?P<name>[^\W\d][\w′'-]*(?:\s+[^\W\d][\w′'-]*)?)\s*(?:\([^()\n]{0,20}\)\s*)?"
+                                r"(?:(?:lying|sitting|being|at|about|roughly|only|just)\s+|[~≈]\s*){0,2}$", re.I)
 
 
 _ASKED_PHASE = re.compile(r"(?=[^\W\d])(?:\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
@@ -586,7 +603,7 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 _FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|precipitate|assemblage|mixture|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
 _GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
-_OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?)\b"
+_OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+|(?-i:[A-Z][A-Z0-9+]{1,8})\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?|work)\b"
                        r"[^.;\n]{0,30}?\b(?:listed|gave|give|put|quoted|reported|had|call|called|found|find|claimed)\b[^.;\n]{0,30}$", re.I)  # "… listed it at 0.06 eV/atom"
 _COSTS_BEFORE = re.compile(r"\b(?:arrangement|configuration|ordering|variant|stacking)\s+(?:would\s+)?costs?\s+(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
 _PREDICATE_BEFORE = re.compile(r"\b(?:is|as)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.I)  # "Aragonite is the high-pressure polymorph"
@@ -745,6 +762,10 @@ class StabilityReader(_DFTReader):
         if _COSTS_BEFORE.search(norm, max(run.s_start, head.start - 60), head.start):
             return "other_property"  # "the inverse cation arrangement costs 45 meV/atom": another configuration's energy
         if _RELATIVE_AFTER.match(norm, n.end) and not _HULL_LABEL.search(norm, run.lo, head.start):
+            with_other = _WITH_OTHER_BEFORE.search(norm, max(run.s_start, head.start - 60), head.start)
+            if with_other is not None and not _NOT_A_PHASE.search(with_other.group("name")) \
+                    and not _ASKED_HERE.search(with_other.group()) and not _ASKED_MARK.search(with_other.group()):
+                return "other_property"  # "the ilmenite cell is on the hull, with the perovskite 11 meV/atom higher"
             subject = None
             for subject in _FORM_SUBJECT.finditer(norm, max(run.s_start, head.start - 100), head.start):
                 pass
@@ -848,7 +869,7 @@ def _coreferent_other(scan: Scan, run: Run, n: Number) -> bool:
 
 
 # "- 1.38 eV — PBE, lowest direct transition": a direct transition named after the number
-_DIRECT_AFTER = re.compile(r"\s*(?:[—–:-]\s*[^\n.;]{0,30}?|\(\s*(?:the\s+|a\s+)?)\bdirect\s+(?:transition|gap)\b", re.I)
+_DIRECT_AFTER = re.compile(r"\s*(?:[—–:-]\s*[^\n.;]{0,30}?|\(\s*(?:the\s+|a\s+)?)\bdirect\s+(?:transition|gap)\b|\s*\(\s*direct\s*\)", re.I)
 # another compound named right after the value or in its aside: "- 0.9 eV — SnS in the same structure", "(LiH, for comparison: 3.0 eV)"
 _FORMULA_AFTER = re.compile(r"\s*[—–]\s*([A-Z][A-Za-z0-9]{1,15})\b")
 _FORMULA_COMPARED_BEFORE = re.compile(r"\(\s*([A-Z][A-Za-z0-9]{1,15})\s*,\s*(?:for\s+comparison|by\s+comparison|cf\.)\s*[:,]?\s*$|"
@@ -863,8 +884,22 @@ _EDGE_AFTER = re.compile(r"\s*(?:below|above|under|beneath|from)\s+(?:the\s+)?(?
                          r"bottom\b|top\b|mid-?gap\b|(?:[\w-]+\s+){0,2}band\b)", re.I)
 # the asked material's gap said to be indirect (not "unlike Si, which is indirect")
 _INDIRECT_GAP = re.compile(r"\bindirect[- ]+(?:band[- ]?)?gap\b|\bindirect\s+(?:PBE|HSE\w*|DFT|GGA|LDA)\s+gap\b|\bindirect(?:[- ]gap)?\s+(?:[\w-]+[- ])?(?:semiconductor|insulator)\b|"
-                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
+                           r"E_?g?\s*\(\s*ind|\(\s*indirect\b|\([^()\n]{0,20},\s*indirect\s*\)|\bgap\b[^.\n]{0,40}?\bis\s+indirect\b|\bfundamental gap is indirect\b|"
                            r"\beV\s*[—–:,-]+\s*(?:[\w+-]+\s*,\s*)?indirect\b", re.I)
+
+
+def _other_gap(scan: Scan, lo: int, hi: int) -> bool:
+    """Words that make a gap another one's (_OTHER_GAP), except a phase named by the asked cell's own crystal system:
+    "measured (high-pressure cubic phase)" when the question's space group is cubic."""
+    norm = scan.norm
+    for m in _OTHER_GAP.finditer(norm, lo, hi):
+        if m.group().lower() == "phase":
+            system = _asked_system(getattr(scan, "question_norm", ""))
+            named = [_SYSTEMS[w.group(1).lower()] for w in _SYSTEM_WORD.finditer(norm, max(lo, m.start() - 30), m.start())]
+            if system is not None and named and all(x == system for x in named):
+                continue
+        return True
+    return False
 
 
 def _semimetal(scan: Scan) -> bool:
@@ -893,6 +928,14 @@ _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larg
 
 _GAPPED_ANSWER = re.compile(r"\b(?:gapped|insulat\w+|semi-?conduct\w+|non-?metal\w*)\s*(?:[,:;(]|[—–-]|with)\s*"
                             r"(?:(?:a|an|the)\s+)?(?:(?:band[- ]?)?gap\s*(?:of|=|:|≈|~)?\s*)?(?:about|approximately|~|≈)?\s*$", re.I)
+
+
+# "I'll go with the MP value, 0.6 eV", "I'll take 0.47 eV": the value chosen among candidates
+_CHOICE = re.compile(r"\b(?:I'?ll|I\s+will|I|we'?ll|we\s+will|we)\s+(?:go\s+with|stick\s+with|take|use|adopt|choose|pick|keep)\s+"
+                     r"(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:(?:value|number|entry|figure|one)\s*)?[,:]?\s*(?:of\s+)?(?:about\s+|~\s*|≈\s*)?"
+                     r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>m?eV)\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+_DATABASE_WORD = re.compile(r"\bdatabases?\b|\bMaterials Project\b|\bOQMD\b|\bAFLOW\b|\bJARVIS\b|\bC2DB\b|\bentr(?:y|ies)\b", re.I)
 
 
 class MetallicityReader(_DFTReader):
@@ -945,8 +988,8 @@ class MetallicityReader(_DFTReader):
             return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
         paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
         lead = None if paren < 0 or ")" in norm[paren:head.start] else (cx.clause_start(norm, run.s_start, paren, 60), paren)
-        if _OTHER_GAP.search(norm, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
-                or (lead is not None and (_OTHER_GAP.search(norm, *lead) or _OVERLAP.search(norm, *lead))):
+        if _other_gap(scan, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
+                or (lead is not None and (_other_gap(scan, *lead) or _OVERLAP.search(norm, *lead))):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
         if not label and (_EMISSION.search(norm, *lead) if lead is not None
                           else _EMISSION.search(norm, max(c_start, head.start - 50), head.start)):
@@ -988,6 +1031,29 @@ class MetallicityReader(_DFTReader):
         value = n.value / 1000.0 if unit == "meV" else n.value
         return ("band_gap", round(value, 9), "eV")
 
+    def finish(self, scan: Scan, extraction: Extraction) -> None:
+        """Of database values offered side by side, the one the chain then picks ("I'll go with the MP value, 0.6 eV")
+        is the claim; the others, merely not chosen, are `other`."""
+        original = scan.text.original
+        gaps = sorted((c for c in extraction.claims if c.kind == "band_gap"), key=lambda c: c.span[0])
+        stated = {c.value for c in gaps}
+        starts = [c.span[0] for c in gaps]
+        dropped: set[int] = set()
+        for choice in _CHOICE.finditer(original) if len(gaps) > 1 else ():
+            value = round(float(choice.group("num")) / (1000.0 if choice.group("unit") == "meV" else 1.0), 9)
+            ends = [m.end() for m in _SENTENCE_END.finditer(original, max(0, choice.start() - 400), choice.start())]
+            lo = ends[-2] if len(ends) >= 2 else max(0, choice.start() - 400)
+            if value not in stated or not _DATABASE_WORD.search(original, lo, choice.start()):
+                continue
+            for i in range(bisect.bisect_left(starts, lo), bisect.bisect_left(starts, choice.start())):
+                if gaps[i].value != value:
+                    dropped.add(i)
+        for i in sorted(dropped):
+            c = gaps[i]
+            extraction.claims.remove(c)
+            extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other"))
+        super().finish(scan, extraction)
+
     def class_from_magnitudes(self, scan: Scan, claims: list[Claim]) -> Claim | None:
         gaps = [c for c in claims if c.kind == "band_gap"]
         chosen = _chosen(scan, gaps)
@@ -1009,7 +1075,7 @@ def _chosen(scan: Scan, claims: list[Claim]) -> Claim | None:
 
 
 # -- magnetism -----------------------------------------------------------------------------------
-_ION = re.compile(r"(?<![^\W_])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?![^\W_]))")  # not the N of "Néel"
+_ION = re.compile(r"(?<![^\W_])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?:I{1,3}|IV|VI{0,2})(?=\s+sites?\b)|(?![^\W_]))")  # not the N of "Néel"
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
 _MOMENT_WORDS = re.compile(r"moments?|ends?\s+at|comes?\s+out\s+at|settles?\s+at|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
@@ -1025,7 +1091,14 @@ _NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|[kM]?A\s*/\s*m|A\s*[·.
 _PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
-                          r"(?:full\s+|ideal\s+|nominal\s+|spin-only\s+|ionic\s+|free-ion\s+|formal\s+)?$", re.I)
+                          r"(?:full\s+|ideal\s+|nominal\s+|spin-only\s+|ionic\s+|free-ion\s+|formal\s+)?$|"
+                          r"\bbelow\s+(?:the|its|their)\s+(?:full|ideal|nominal|spin-only|ionic|free-ion|formal)\s+$", re.I)
+# "the Slater–Pauling 3 µB is not reached", "(9 µB from gJ·J) is not part of this calculation": a value the result does not have
+_NOT_REACHED_AFTER = re.compile(r"[^.;\d\n]{0,60}?\b(?:is|are|was|were)\s+not\s+(?:reached|attained|achieved|reali[sz]ed|"
+                                r"(?:part\s+of|included\s+in|covered\s+by)\s+(?:this|the|our)\s+calculation)\b", re.I)
+# "the naive expectation": "One might naively expect the spin-only 1 µB per Cu"
+_EXPECT_BEFORE = re.compile(r"\b(?:might|would|could)\s+(?:naively\s+|na[iï]vely\s+|at\s+first\s+)?expect\b[^.;\n]{0,40}$", re.I)
+_GJJ_NEAR = re.compile(r"\bg_?J\s*[×*]?\s*J\b|\b4f\s+moment\b")
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
@@ -1104,7 +1177,10 @@ _ION_LINE = re.compile(r"^[ \t]*(?:[-*•]\s*)?(?i:magnetic\s+)?(?i:ion)\s*:\s*(
 _FOR_OTHER_FORM_AFTER = re.compile(r"[^.;,\n]{0,30}?\b(?:for|in|of)\s+(?:an?\s+|the\s+)?(?:isolated\s+|free-standing\s+|exfoliated\s+)?"
                                    r"(?:monolayers?|bilayers?|few-layers?|nanoribbons?|nanosheets?|thin\s+films?)\b", re.I)
 _SUM_OVER_AFTER = re.compile(r"\s*(?:in\s+total\s+)?from\s+(?:the\s+|all\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|twelve|\d{1,2})\s+"
-                             r"[A-Z][a-z]?\b")  # "8 µB from the five Co": a sum over a sublattice
+                             r"[A-Z][a-z]?\b|"  # "8 µB from the five Co": a sum over a sublattice
+                             # "~0.29 µB of each spin spread over the four Cl ligands": a share summed over several atoms
+                             r"(?:\s+of\s+(?:each|the|every)\s+[\w-]+)?\s+(?:spread|distributed|shared|smeared)\s+(?:over|among|across|between)\s+(?:the\s+|all\s+)?"
+                             r"(?:two|three|four|five|six|seven|eight|nine|ten|twelve|\d{1,2})\s+(?:[A-Z][a-z]?\b|ligands|neighbou?rs)")
 _ROW_ION = re.compile(r"\|\s*([A-Z][a-z]?)\^?\d?[+-]\s*\|")
 _VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
 _FORMULA_LABEL = re.compile(r"(?<![A-Za-z0-9])([A-Z][A-Za-z0-9]{1,15})\s*:\s*$")
@@ -1177,6 +1253,16 @@ def _single_magnetic(scan: Scan) -> str | None:
     return magnetic[0] if len(magnetic) == 1 else None
 
 
+# "the Ni moment, started at 2 µB, relaxes to 0.01 µB": the same site's moment after the run
+_EVOLVES = re.compile(r"\s*,?\s*(?:and\s+)?(?:then\s+|finally\s+)?(?:relax(?:es|ed)?|converg(?:es|ed)|settl(?:es|ed)|end(?:s|ed)(?:\s+up)?|"
+                      r"drops?|dropped|falls?|fell|collapse[sd]?|decay(?:s|ed)?|shrinks?|shrank|grows?|grew|rises?|rose)\s+(?:back\s+)?"
+                      r"(?:to|at)\s*(?:about\s+|~\s*|≈\s*)?", re.I)
+_IN_TOTAL_AFTER = re.compile(r"[ \t]{1,3}(?:in\s+total|in\s+all|altogether|overall)\b", re.I)
+_MOMENT_OF_SYMBOL = re.compile(r"\bmoment\s+(?:of|on)\s+([A-Z][a-z]?)\s*(?:is|=|:|was)\s*(?:about\s+|~\s*|≈\s*)?$")
+# a participle or verb between a moment and its site: "induced on Pt", "sits on every Cr", "inside the Mn sphere"
+_SITE_VERB_AFTER = re.compile(r"\s*(?:(?:is\s+|are\s+)?(?:induced|spill(?:s|ing)?|leak(?:s|ing)?|sits?|sitting|resides?|residing)\s+(?:on|onto)|"
+                              r"(?:inside|within|in)(?=\s+(?:the|each|every)\s+\S+\s+(?:sphere|muffin[- ]tin)))\s+"
+                              r"(?:the\s+|each\s+|every\s+|both\s+)?(?:(?P<el>[A-Z][a-z]?)(?![A-Za-z])|(?P<name>(?i:" + "|".join(ELEMENT_NAMES) + r"))s?\b)")
 _LIST_JOIN = re.compile(r"\s*(?:,|;|/|&|\band\b|,\s*and\b)\s*", re.I)
 _TOTAL_AFTER = re.compile(r"\s*(?:in\s+)?(?:total|net|overall|altogether)\b", re.I)
 _PM_MOMENT = re.compile(r"moments?\s*(?:of\s*|[=:]\s*|are\s+|is\s+)?$|(?<![A-Za-z])m\s*(?:\(\s*[A-Z][a-z]?\s*\)\s*)?=\s*$|(?<![A-Za-z])[A-Z][a-z]?\s*[:=]\s*(?:small|tiny|weak|about|roughly)?,?\s*$|"
@@ -1296,8 +1382,10 @@ class MagnetismReader(_DFTReader):
             return "negated"  # "Some older reports call CoTe ferromagnetic with 0.9 µB per Co; that is not what GGA gives"
         if _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
-        if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start):
+        if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
+        if _NOT_REACHED_AFTER.match(norm, n.end):
+            return "other_property" if _GJJ_NEAR.search(norm, max(run.s_start, n.start - 40), min(run.s_end, n.end + 40)) else "other"
         if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end) \
                 or _SUM_OVER_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
@@ -1359,6 +1447,14 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        site = _SITE_VERB_AFTER.match(norm, n.end)
+        if site is not None:  # "0.28 µB induced on Pt", "3 µB sits on every Cr", "0.1 µB spilling onto the oxygens"
+            el = site.group("el") or ELEMENT_NAMES.get((site.group("name") or "").lower())
+            if el in ELEMENTS and el not in _NOT_ELEMENTS:
+                return "element:" + el
+        total = _IN_TOTAL_AFTER.match(norm, n.end)
+        if total is not None and not _EACH_AFTER.match(norm, total.end()):
+            return "fu" if _FU_AFTER.match(norm, total.end()) else "cell"  # "the two V align, 4 µB in total": the cell's total
         label = _FORMULA_LABEL.search(norm, max(0, n.start - 24), n.start)
         if label is not None and getattr(scan, "asked", None) is not None and composition(label.group(1)) == scan.asked:
             return "fu"  # "3. Ni3Fe: 4.71 µB": a row labelled with the asked formula is one formula unit's moment
@@ -1395,8 +1491,12 @@ class MagnetismReader(_DFTReader):
             inherited = scan.memo.get(("basis", prev.index))
             if inherited is not None:
                 return inherited  # "Fe(oct): +4.02 µB and +3.60 µB": the next member of a list of one site's moments
-        if prev is not None and prev.unit.startswith("muB") and prev.end > lo:
+        if prev is not None and prev.unit.startswith("muB") and prev.end > lo and not _EVOLVES.fullmatch(norm, prev.end, n.start):
             lo = prev.end  # "Fe carries 3.7 µB and Mo −0.3 µB": the words after the previous moment are this one's
+        named = _MOMENT_OF_SYMBOL.search(norm, lo, n.start)
+        asked = getattr(scan, "asked", None)
+        if named is not None and asked is not None and named.group(1) in {e for e, _ in asked}:
+            return "element:" + named.group(1)  # "The magnetic moment of B is 0.5 µB" in CrB: boron, not a B site
         found: list[tuple[int, str]] = []
         for m in _ION.finditer(norm, lo, n.start):
             symbol = m.group(1)
