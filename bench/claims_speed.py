@@ -6,7 +6,8 @@ Three shapes of a 1 MB chain a stalled model might write: one endless list ("Ans
 every value distinct, so every one is a claim), numbers each with a unit ("12.3 cm⁻¹ 45.6 cm⁻¹ ..."), and a
 repeated sentence with three numbers and their cues; and for the stability reader a 1 MB markdown table under one
 header, 1 MB of JSON objects (each row's block and header are looked up once per chain, not per number), and one-line
-chains of many separate lists (energies, site moments), where a lookup bounded by the sentence would be quadratic. Prints the best of three reads (the machine may be shared),
+chains of many separate lists (energies, site moments), where a lookup bounded by the sentence would be quadratic;
+and padding (runs of thousands of spaces after a value; an Answer line offering the classes 10⁵ times). Prints the best of three reads (the machine may be shared),
 how the time grows with length (it should double when the chain doubles), each oracle's reader on the list,
 each oracle on a list of its own quantity, and what the length cap does to a 4 MB chain. A benchmark, not a timed test.
 """
@@ -94,7 +95,11 @@ def main() -> int:
     # one-line chains of many separate numbers (one "sentence" of 10⁵ lists): no lookup may scan the whole sentence
     runs = "".join(f"some energy {i % 97} meV/atom and a direct transition {i % 13}.{i % 7} eV, " for i in range(20_000))
     sites = "".join(f"Fe and Co carry {i % 5}.{i % 9}, {i % 3}.5 µB; " for i in range(30_000))
-    for name, shape, chain in (("stability", "table", table[:1_000_000]), ("stability", "json", keyed[:1_000_000]),
+    # a stalled model's padding: long runs of spaces after each value (cue patterns backtrack over a run), and an
+    # Answer line that offers the classes forever ("metallic or insulating or ..."), each sentence read once
+    spaces = "".join(f"The Fe moment is {i % 5}.{i % 9} µB" + " " * 5000 + "which we do not reproduce. " for i in range(200))
+    options = "Answer: " + " or ".join(["metallic", "insulating"] * 60_000) + " - can't tell."
+    for name, shape, chain in (("magnetism", "spaces", spaces[:1_000_000]), ("metallicity", "offers", options[:1_000_000]),("stability", "table", table[:1_000_000]), ("stability", "json", keyed[:1_000_000]),
                                ("stability", "runs", runs[:1_000_000]), ("metallicity", "runs", runs[:1_000_000]),
                                ("magnetism", "sites", sites[:1_000_000])):
         best, median, extraction = timed(oracles[name], chain, repeats=1)

@@ -439,6 +439,20 @@ def _csv_tables(text: str) -> tuple[str, _Pass | None]:
     return _splice(text, sorted(edits)) if edits else (text, None)
 
 
+# a run of whitespace longer than any layout needs; cues written as "\\s*" around a number backtrack over such a
+# run once per optional step (cubic in its length: 200 spaces after a moment took seconds), so it is squeezed
+_LONG_SPACE = re.compile(r"\s{9,}")
+
+
+def _squeeze(m: re.Match[str]) -> str:
+    """A long whitespace run as layout reads it: up to two line breaks, then at most 8 characters of indent."""
+    run = m.group()
+    breaks = run.count("\n")
+    if not breaks:
+        return run[:8]
+    return "\n" * min(breaks, 2) + run[run.rfind("\n") + 1:][:8]
+
+
 def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
     """Canonical text with an offset map; chains over ``max_chars`` are cut and the cut is noted."""
     original = chain if isinstance(chain, str) else ("" if chain is None else str(chain))
@@ -448,6 +462,9 @@ def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
         original = original[:max_chars]
     text = original
     passes: list[_Pass] = []
+    text, edits = _apply(text, _LONG_SPACE, _squeeze)
+    if edits is not None:
+        passes.append(edits)
     text, edits = _tables(text)
     if edits is not None:
         passes.append(edits)

@@ -253,8 +253,9 @@ def _committed_class(scan: Scan, cues: _ClassCue) -> tuple[str, tuple[int, int]]
                 return result
             offered = True
     question = getattr(scan, "question_norm", "")
+    echoes: dict[tuple[int, int], bool] = {}  # per sentence, so a sentence of n class words is read once, not n times
     hits = [h for h in _json_classes(cues, norm, 0, len(norm), cues.find(norm, 0, len(norm), False))
-            if not _echoes_question(scan, h[0], question)
+            if not _echoes_question(scan, h[0], question, echoes)
             and not _RELATIVE.search(norm, max(0, h[0] - 20), h[0]) and not _label_phrase(norm, h[0], h[2])]
     hits += _answered_questions(scan, cues)
     hits.sort()
@@ -366,12 +367,17 @@ def _sentence_class(scan: Scan, cues: _ClassCue, found: list[tuple[int, int, str
     return classes[-1]
 
 
-def _echoes_question(scan: Scan, pos: int, question: str) -> bool:
+def _echoes_question(scan: Scan, pos: int, question: str, seen: dict[tuple[int, int], bool]) -> bool:
     """A sentence copied from the question ("is X metallic (zero band gap) or ...?") commits to nothing."""
     if not question:
         return False
-    lo, hi = scan.sentences.bounds(pos)
-    sentence = scan.norm[lo:hi].strip()
+    bounds = scan.sentences.bounds(pos)
+    if bounds not in seen:
+        seen[bounds] = _echoed_sentence(scan.norm[bounds[0]:bounds[1]].strip(), question)
+    return seen[bounds]
+
+
+def _echoed_sentence(sentence: str, question: str) -> bool:
     if sentence.endswith("?"):
         return True  # a question, not a commitment
     if len(sentence) >= 24 and sentence in question:
