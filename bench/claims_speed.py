@@ -98,8 +98,10 @@ def main() -> int:
     # a stalled model's padding: long runs of spaces after each value (cue patterns backtrack over a run), and an
     # Answer line that offers the classes forever ("metallic or insulating or ..."), each sentence read once
     spaces = "".join(f"The Fe moment is {i % 5}.{i % 9} µB" + " " * 5000 + "which we do not reproduce. " for i in range(200))
+    marks = "".join(f"The Fe moment is {i % 5}.{i % 9} µB " + "*~{" * 1500 + " which we do not reproduce. " for i in range(200))
     options = "Answer: " + " or ".join(["metallic", "insulating"] * 60_000) + " - can't tell."
-    for name, shape, chain in (("magnetism", "spaces", spaces[:1_000_000]), ("metallicity", "offers", options[:1_000_000]),("stability", "table", table[:1_000_000]), ("stability", "json", keyed[:1_000_000]),
+    for name, shape, chain in (("magnetism", "spaces", spaces[:1_000_000]), ("magnetism", "marks", marks[:1_000_000]),
+                               ("metallicity", "offers", options[:1_000_000]),("stability", "table", table[:1_000_000]), ("stability", "json", keyed[:1_000_000]),
                                ("stability", "runs", runs[:1_000_000]), ("metallicity", "runs", runs[:1_000_000]),
                                ("magnetism", "sites", sites[:1_000_000])):
         best, median, extraction = timed(oracles[name], chain, repeats=1)

@@ -2,7 +2,8 @@
 after a value, and an Answer line that offers the classes thousands of times. The reader squeezes long whitespace
 runs before reading (cue patterns backtrack over them, cubic in their length) and reads each sentence's echo of the
 question once; these tests check that the padding changes nothing a reader reports and that spans still point into
-the original chain. The times are in ``bench/claims_speed.py`` (shapes ``spaces`` and ``offers``)."""
+the original chain (also runs that normalisation makes by blanking markup out). The times are in
+``bench/claims_speed.py`` (shapes ``spaces``, ``marks`` and ``offers``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,15 @@ def test_a_run_of_spaces_after_a_value_reads_like_one_space() -> None:
     extraction = MAGNETISM.read(padded, None)
     texts = sorted(padded[c.span[0]:c.span[1]] for c in extraction.claims)
     assert texts and all(t.startswith(("2.9", "0.4")) for t in texts), texts
+
+
+def test_runs_of_markup_after_a_value_read_like_one_space() -> None:
+    """Normalisation blanks markup out ("**", "{", "~"), which makes new runs of spaces: they are squeezed too."""
+    question = magnet_q("MnCoGe")
+    plain = "The Mn moment is 2.9 µB which we do not reproduce."
+    for mark in ("*", "{", "~"):
+        padded = "The Mn moment is 2.9 µB " + mark * 3000 + " which we do not reproduce."
+        assert claims(MAGNETISM, padded, question) == claims(MAGNETISM, plain, question), mark
 
 
 def test_whitespace_in_layout_is_kept() -> None:

@@ -21,7 +21,7 @@ _INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpix
                           r"\bresolution\b|\bresolv(?:es|ing|able)\b|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
                           r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
 _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b(?!\s+(?:pitch|period))|"
-                    r"\bd-?spacing\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
+                    r"\bd-?spacing\b|\binterlayer\s+spacing\b|\bd_?\(?\d{3}\)?(?=\s*[=:≈~])|\brated\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
@@ -45,7 +45,10 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
 _OTHER_IMAGE_LEAD = re.compile(r"\s*\W*\s*(?:an?\s+|the\s+)?(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?"
                                r"(?:micrographs?|images?|frames?)\b", re.I)
 # a generic expectation anywhere earlier in the sentence: "the pore diameter is usually ≈ 0.9 nm/V, i.e. 36 nm"
-_GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical rule\b", re.I)
+_GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical rule\b|\b[\w-]+\s+like\s+th(?:is|ese)\s+(?:are|is)\b", re.I)
+# a span over several repeats, the step before the one-period value: "ten periods cover 152 × 50 = 7600 nm"
+_MULTI_SPAN = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+(?:periods|spacings|pitches|repeats|fringes|ridges|lamellae)\s+"
+                         r"(?:cover|span|measure|take\s+up)\b[\d.,\s×x*·=≈~]{0,40}$", re.I)
 _BEFORE_TREATMENT = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|milling|"
                                r"treatment|growth|coarsening|reduction|etching)\b", re.I)
 # the spread of the sizes, not a size: "mean 22.6 nm, SD 3.1 nm", "σ = 4 nm"
@@ -60,7 +63,7 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b(?![^()\n]*\d)|"
                               rf"\)?[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|"
-                              rf"\s*(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|\s*nominal\b|"
+                              rf"\s*(?:[\w-]+\s*)?(?:,\s*)?(?:(?:known|measured|determined|taken|obtained)\s+)?(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|\s*nominal\b|"
                               rf"\s*(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|second|another|other|different|separate)\s+"
                               rf"(?:[\w-]+\s+)?(?:micrograph|image|frame)s?\b|"
                               rf"[^.;\n]{{0,40}}?\b(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|separate)\s+"
@@ -96,6 +99,8 @@ _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+below\s+(?:the\s+)?resolution\b|"
                                 r"[^.;\n]{0,40}?\b(?:extends?|lies?|is|are)\s+(?:beyond|outside)\s+(?:the\s+)?field\s+of\s+view\b|"
+                                r"[^.;\n]{0,40}?\b(?:is|are)\s+(?:far\s+|much\s+)?(?:larger|bigger|wider|longer)\s+than\s+(?:the\s+|this\s+)?(?:whole\s+)?(?:field\s+of\s+view|image|frame|micrograph)\b|"
+                                r"\s*(?:[\w-]+\s+)?wavelength\b|"
                                 r"\s*(?:in\s+\w+\s+)?\(\s*not\s+(?:imaged|visible|shown|measured)\b|"
                                 r"\s*(?:ones?|particles?|flowers?|crystals?|grains?)\s+(?:grown|made|synthesi[sz]ed|prepared)\s+(?:at|in|with|by|from)\b|\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
@@ -156,7 +161,8 @@ class MicroscopyReader(QuantityReader):
             label_start = min(label_start, line)
         if _OTHER.search(scan.norm, label_start, run.head.start) or _REFERENCE_AFTER.match(scan.norm, run.head.end) \
                 or cx.COMPARISON_LEAD.match(scan.norm, run.s_start) or _OTHER_IMAGE_LEAD.match(scan.norm, run.s_start) \
-                or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start):
+                or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start) \
+                or _MULTI_SPAN.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start):
             return "other_property"  # a crystallite size, a literature value
         if self._before_treatment(scan, run):
             return "other_property"

@@ -16,6 +16,10 @@ from functools import lru_cache
 # scientific notation (5.2e2, 1.2×10^3 after normalisation), signs, thousands separators ("1,085")
 _NUMBER = (r"(?<![\w.^])(?<![A-Za-z]-)(?P<sign>±\s*|[-+](?=\.?\d))?"
            r"(?P<mant>(?=\d+,\d)(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|(?<!\d,)\d+,\d{1,2}(?=(?:\s*(?:,|and|or|&)\s*\d+,\d{1,2})*\s?(?:°|cm-1|nm|µm|Å|eV|mm|µB)(?!\w)))"
+           # a space separates thousands: "13 040 nm", "144 800 nm" (not the stutter "200 200 nm"), "1 085 cm-1" (a
+           # shift has one thousands digit at most, so "156 282 465 cm-1" is a list without commas)
+           r"|(?=\d{1,3}(?: \d{3}){1,4} ?(?:nm|µm|mm|Å|×)(?!\w))(?!(?P<rep>\d{3}) (?P=rep)(?!\d))\d{1,3}(?: \d{3}){1,4}"
+           r"|(?=\d \d{3} ?cm-1(?!\w))\d \d{3}"
            r"|\d+(?:\.\d+)?(?!\d)|\.\d+)(?![.,]\d)"
            r"(?:[eE](?P<e1>[-+]?\d{1,3})(?![\w])|\s*[×xX*]\s*10\s*\^\s*\(?(?P<e2>[-+]?\s*\d{1,3})\)?)?"
            r"(?P<unc>\(\d{1,3}\))?")  # 28.443(2)°: the digits in brackets are the uncertainty of the last digits
@@ -156,7 +160,7 @@ def tokenize(norm: str) -> list[Number]:
         start, end = m.span()
         if start < consumed:
             continue  # inside the unit of the previous number ("atom^-1")
-        sign, mant, e1, e2, unc = m.groups()
+        sign, mant, e1, e2, unc = m.group("sign", "mant", "e1", "e2", "unc")
         num_end = end
         unit = ""
         if end < size:
@@ -170,6 +174,8 @@ def tokenize(norm: str) -> list[Number]:
                         unit = "muB"  # "2 µB so" / "µB in": not an element
                         end = u.start("unit") + 2
         consumed = end
+        if " " in mant:
+            mant = mant.replace(" ", "")
         if "," in mant and len(mant) - mant.index(",") <= 3:
             mant = mant.replace(",", ".")  # a decimal comma: "31,7°"
         if e1 is None and e2 is None and "," not in mant:

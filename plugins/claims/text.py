@@ -484,4 +484,7 @@ def normalize(chain: str | None, max_chars: int = MAX_CHARS) -> Text:
             passes.append(edits)
             low = text.lower()
             chars = set(low)
+    text, edits = _apply(text, _LONG_SPACE, _squeeze)  # again: rewrites blank out markup ("**", "{", "~") into runs
+    if edits is not None:
+        passes.append(edits)
     return Text(original, text, passes, notes)

@@ -606,7 +606,7 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 
 
 # another form named as the subject, and an energy relative to another structure after the number
-_FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|modification|precipitate|assemblage|mixture|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
+_FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|polytype|modification|precipitate|assemblage|mixture|(?:competing|rival)\s+(?:[\w′'-]+\s+){0,2}?(?:structure|phase)|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
 _GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
 _OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+|(?-i:[A-Z][A-Z0-9+]{1,8})\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?|work)\b"
@@ -1081,7 +1081,7 @@ def _chosen(scan: Scan, claims: list[Claim]) -> Claim | None:
 
 
 # -- magnetism -----------------------------------------------------------------------------------
-_ION = re.compile(r"(?<![^\W_])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?:I{1,3}|IV|VI{0,2})(?=\s+sites?\b)|(?![^\W_]))")  # not the N of "Néel"
+_ION = re.compile(r"(?<![^\W_])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:=≈(])|(?:\d{1,2}|I{1,3}|IV|VI{0,2})(?=\s+sites?\b)|(?![^\W_]))")  # not the N of "Néel"
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
 _MOMENT_WORDS = re.compile(r"moments?|ends?\s+at|comes?\s+out\s+at|settles?\s+at|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
@@ -1091,19 +1091,28 @@ _MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b
 _CELL_BEFORE = re.compile(r"\bcell\b|\bsupercell\b|\bper\s+cell\b|\bcalculation\b", re.I)
 _FU_BEFORE = re.compile(r"(?<![A-Za-z])per[\s_]+formula[\s_]+unit\b|(?<![A-Za-z])per[\s_]+f\.?u\b\.?|\bformula\s+unit\b", re.I)
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
-_OTHER_MOMENT = re.compile(r"\bfree-ion\s+(?:value\s+|g_?J\s*[·⋅*×]?\s*J\s*)?(?:[=≈:]|of|is)?\s*$|effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
+_OTHER_MOMENT = re.compile(r"\bfree-ion\s+(?:value\s+|moment\s+)?(?:g_?J\s*[·⋅*×]?\s*J\s*)?(?:[=≈:]|of|is)?\s*$|effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
 _NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
 _NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|[kM]?A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
-_PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$", re.I)
+_PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$|(?<![\w+-])(?-i:[A-Z][a-z]?)\s$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
                           r"(?:full\s+|ideal\s+|nominal\s+|spin-only\s+|ionic\s+|free-ion\s+|formal\s+)?$|"
                           r"\bbelow\s+(?:the|its|their)\s+(?:full|ideal|nominal|spin-only|ionic|free-ion|formal)\s+$", re.I)
 # "the Slater–Pauling 3 µB is not reached", "(9 µB from gJ·J) is not part of this calculation": a value the result does not have
 _NOT_REACHED_AFTER = re.compile(r"[^.;\d\n]{0,60}?\b(?:is|are|was|were)\s+not\s+(?:reached|attained|achieved|reali[sz]ed|"
-                                r"(?:part\s+of|included\s+in|covered\s+by)\s+(?:this|the|our)\s+calculation)\b", re.I)
+                                r"(?:part\s+of|included\s+in|covered\s+by)\s+(?:this|the|our)\s+calculation)\b|"
+                                r"[^.;\d\n]{0,20}?\b(?:serves?|is\s+used|counts?)\s+(?:only\s+)?as\s+(?:an?\s+)?(?:upper|lower|rough)?\s*(?:reference|bound|limit)\b", re.I)
 # "the naive expectation": "One might naively expect the spin-only 1 µB per Cu"
 _EXPECT_BEFORE = re.compile(r"\b(?:might|would|could)\s+(?:naively\s+|na[iï]vely\s+|at\s+first\s+)?expect\b[^.;\n]{0,40}$", re.I)
+# "Early reports of ferromagnetic Ni3C (~0.3 µB per Ni) are now put down to unreacted Ni": a value explained away
+_EARLY_REPORT_BEFORE = re.compile(r"\b(?:early|earlier|older|initial|first)\s+(?:reports?|claims?|stud(?:y|ies)|papers?|measurements?)\b[^.;\n]{0,80}$", re.I)
+_EXPLAINED_AWAY_AFTER = re.compile(r"[^.;\n]{0,40}?\b(?:are|were|is|was|has\s+been|have\s+been)\s+(?:now\s+|since\s+|later\s+)?"
+                                   r"(?:put\s+down|attributed|ascribed|traced(?:\s+back)?)\s+to\b", re.I)
+# "~1 µB per 13-Ta Star-of-David cluster": a moment per cluster or molecule, which a small cell cannot hold
+_PER_CLUSTER_AFTER = re.compile(r"\s*per\s+(?:[\w-]+\s+){0,3}?(?:clusters?|dimers?|trimers?|molecules?|polarons?)\b", re.I)
+# "… 0.2 µB per V. That solution is an artefact": the next sentence sets the value aside
+_ARTEFACT_NEXT = re.compile(r"[.!]?\s*(?:That|This)\s+(?:solution|state|result|value|moment)\s+(?:is|was)\s+(?:an?\s+)?(?:\w+\s+)?(?:artefact|artifact|spurious)\b", re.I)
 _GJJ_NEAR = re.compile(r"\bg_?J\s*[×*]?\s*J\b|\b4f\s+moment\b")
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
@@ -1388,6 +1397,10 @@ class MagnetismReader(_DFTReader):
             return "negated"  # "Some older reports call CoTe ferromagnetic with 0.9 µB per Co; that is not what GGA gives"
         if _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             return "other_property"  # an effective paramagnetic moment, an orbital moment
+        if _EARLY_REPORT_BEFORE.search(norm, max(run.s_start, head.start - 100), head.start) and _EXPLAINED_AWAY_AFTER.match(norm, n.end):
+            return "negated"
+        if _PER_CLUSTER_AFTER.match(norm, n.end) or _ARTEFACT_NEXT.match(norm, run.s_end):
+            return "other"
         if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
         if _NOT_REACHED_AFTER.match(norm, n.end):
@@ -1426,6 +1439,10 @@ class MagnetismReader(_DFTReader):
             comp = composition(other.group(1))
             if comp is not None and comp != scan.asked:
                 return "other_property"  # "(≈ 0.9 µB per Fe in BaFe₂As₂)": another compound's moment
+        if unit == "muB/atom" and "site" in norm[n.num_end:n.end].lower():
+            symbol = _single_magnetic(scan)  # "2.85 µB per site" with one magnetic element: that element's site moment
+            if symbol is not None:
+                return ("magnetic_moment", n.value, "muB/element:" + symbol)
         if unit != "muB":
             return ("magnetic_moment", n.value, unit)
         return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run, n))
