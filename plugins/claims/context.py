@@ -172,10 +172,23 @@ RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*
 RETRACT_LEAD = re.compile(r"[\s*_]*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
                           r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*)", re.I)
+# "712 cm⁻¹? No — that is the ring deformation and it is weaker": a "no" that only demotes the band in the ranking
+RANKING_ONLY = re.compile(r"[\s*_]*(?:[—–-]\s*)?no\s*[,—–.!:;-]\s*(?:that|it|this)(?:'s|\s+is|\s+was)\s+[^.;\n]{0,60}?"
+                          r"\b(?:weaker|less\s+intense|not\s+the\s+(?:strongest|main|most\s+intense|dominant))\b", re.I)
+# "… E_hull = 0.014 eV/atom relative to PbO + PbO₂. Correction: stable.": a correction that names only a class revises
+# the earlier class word, not the numbers before it
+CLASS_ONLY_CORRECTION = re.compile(r"[\s*_]*(?:[—–-]\s*)?(?:correction|actually|on\s+second\s+thought)\s*(?:[:,—–-]\s*)?"
+                                   r"(?:it\s+is\s+|it'?s\s+|the\s+answer\s+is\s+)?(?:(?:thermodynamically|dynamically)\s+)?"
+                                   r"(?:stable|unstable|metastable|metallic|gapped|magnetic|non-?magnetic|insulating|an?\s+(?:metal|insulator|semiconductor))"
+                                   r"[ \t]*[.!]?[ \t]*", re.I)
 RETRACT_BEFORE = re.compile(r"\b(?:initially|at first|first|originally|earlier|previously|mistakenly|wrongly|incorrectly)\b"
                             r"[^.\n]{0,40}\b(?:thought|guess(?:ed)?|said|got|wrote|computed|calculated|estimated|assumed|"
                             r"claimed|stated|had|put|placed|read|assigned|measured|took|listed|wrote down|picked|reported|typed|recalled)\b[^.\n]{0,30}$|\b(?:instead of|rather than|not)\s*$|\bi (?:guessed|wrongly)\b[^.\n]{0,30}$",
                             re.I)
+# "I first wrote 6.6 eV, but that is the HSE06 number": the value is relabelled as another method's, not withdrawn
+RELABELLED_AFTER = re.compile(r"[^.;\n\d]{0,20}?\bbut\s+(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:the|an?)\s+"
+                              r"(?:HSE\w*|GW|G0W0|mBJ|PBE0|SCAN|hybrid(?:-functional)?|experimental|measured|neutron)\s+"
+                              r"(?:number|value|gap|figure|result|moment)\b", re.I)
 ENUMERATION = re.compile(r"(?:^|\n)[ \t>]*(?:[-*][ \t]*)?(?:step[ \t]*|#|no\.[ \t]*|peak[ \t]*|band[ \t]*|\|[ \t]*)?$", re.I)
 ENUMERATION_AFTER = re.compile(r"[ \t]*(?:[.:)|](?!\d)|\*\*)")
 ORDINAL = re.compile(r"(?:st|nd|rd|th)\b")
@@ -202,6 +215,13 @@ SUBTRACTION_BEFORE = re.compile(r"\d\s*(?:[^\W\d_]{1,3}\S{0,3})?\s[−–-]\s*\d
 OTHER_SUBJECT = re.compile(r"\bwould instead\b|(?<!spectrum )(?<!sample )(?<!pattern )(?<!micrograph )(?<!film )"
                            r"\binstead (?:shows?|has|have|gives?)\b|\bunlike\b|\bin contrast\b|"
                            r"\bwhereas\b[^.\n]{0,40}$", re.I)
+def closed_aside(norm: str, lo: int, pos: int, end: int) -> bool:
+    """``pos`` lies in a parenthetical aside opened after ``lo`` and closed before ``end``: "Claudetite (monoclinic,
+    unlike cubic arsenolite) shows its band at 367.5 cm⁻¹" (the contrast stays inside the brackets)."""
+    opened = norm.rfind("(", lo, pos)
+    return opened >= 0 and ")" not in norm[opened:pos] and ")" in norm[pos:end]
+
+
 # the main clause after a contrast ("Unlike aragonite, whose ν4 is at 701 cm⁻¹, this calcite shows 712 cm⁻¹"): its
 # numbers are the asked sample's again
 MAIN_CLAUSE = re.compile(r"[,;]\s*(?:(?:but|and|so)\s+)?(?:this|these|our|here|it|we|the\s+(?:present|measured|asked|given|"
@@ -459,14 +479,21 @@ IS_MINERAL_BEFORE = re.compile(r"\b(?:is|are|was|as|identif\w*|match\w*|consiste
 SAMPLE_WORDS = re.compile(r"\b(?:this(?!\s+(?:mode|band|line|vibration|stretch|peak)\b)|our|here|the\s+(?:sample|measured|present|asked|spectrum))\b", re.I)
 
 
+# a mineral set against the subject, not the subject: "Claudetite (monoclinic As₂O₃, unlike cubic arsenolite) shows …"
+CONTRASTED_BEFORE = re.compile(r"\b(?:unlike|rather\s+than|instead\s+of)\s+(?:the\s+)?(?:[\w-]+\s+)?$", re.I)
+
+
 def other_mineral(norm: str, lo: int, near: int, pos: int, question: str) -> bool:
     """A mineral the question does not name is the subject right before the number (a listed name within
     ``near``; a name given its own band anywhere in the sentence from ``lo``)."""
     last = None
     for m in MINERAL.finditer(norm, max(lo, near), pos):
-        last = m
+        if not CONTRASTED_BEFORE.search(norm, max(0, m.start() - 30), m.start()):
+            last = m
     if last is None:  # "montebrasite, the OH end-member, shows an O–H stretch near 3380": a subject just before the clause
         for m in MINERAL.finditer(norm, lo, max(lo, near)):
+            if CONTRASTED_BEFORE.search(norm, max(0, m.start() - 30), m.start()):
+                continue
             subject = MINERAL_SUBJECT.match(norm, m.end(1))
             if subject is not None and subject.end() >= pos - 50 and ";" not in norm[m.end():pos]:
                 last = m

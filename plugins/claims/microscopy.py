@@ -105,6 +105,9 @@ _NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+belo
                                 r"\s*(?:ones?|particles?|flowers?|crystals?|grains?)\s+(?:grown|made|synthesi[sz]ed|prepared)\s+(?:at|in|with|by|from)\b|\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
                                 r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
                                 r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:starting\s+|precursor\s+|raw\s+)?powders?\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
+# the source a feature was made from: "a splat this size from a ~25 µm particle is reasonable"
+_SOURCE_BEFORE = re.compile(r"\b(?:from|out\s+of)\s+(?:an?|one|each|the)\s+(?:~\s*|≈\s*|about\s+|roughly\s+)?$", re.I)
+_SOURCE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:particles?|droplets?|powders?|feedstock)\b", re.I)
 # a line that is the calibration itself: "- pixel: 1000 nm / 125 px = 8 nm"
 _PIXEL_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?(?:pixel(?:\s+size)?|px(?:\s+size)?|calibration|nm\s*/\s*px)(?:\*\*)?\s*[:=]",
                          re.I)
@@ -142,6 +145,9 @@ class MicroscopyReader(QuantityReader):
         factor = TO_NM.get(unit)
         if factor is None or _OTHER_STATE_AFTER.match(scan.norm, run.head.end) or _NOT_FEATURE_AFTER.match(scan.norm, run.head.end):
             return "other_property"
+        if _SOURCE_AFTER.match(scan.norm, run.head.end) \
+                and _SOURCE_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 24), run.head.start):
+            return "other_property"  # "a splat this size from a ~25 µm particle": the feedstock the feature was made from
         line = cx.line_start(scan.norm, run.head.start)
         if _PREP_AFTER.match(scan.norm, run.head.end) or (line >= run.s_start and _PIXEL_LINE.match(scan.norm, line)
                                                             and ";" not in scan.norm[line:run.head.start]):

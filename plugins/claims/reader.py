@@ -620,7 +620,8 @@ class QuantityReader:
         if not n.unit and n.index == len(scan.nums) - 1 and not norm[n.num_end:].strip() and not scan.in_answer(n) \
                 and _NOISE_STUB.fullmatch(n.digits):
             return "other"  # "... the moment of O is 0.0999999999": float noise cut off by the token limit before its last digits
-        if (not n.unit or n.inherited_unit) and n.index > 0 and n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", "."):
+        if (not n.unit or n.inherited_unit) and n.index > 0 and (n.end >= len(norm) - 3 and norm[n.end:].strip() in ("", ".")
+                                                                 or self._cut_before_answer(scan, n)):
             prev_num = scan.nums[n.index - 1]
             prev = prev_num.digits
             if len(n.digits) < len(prev) and prev.startswith(n.digits):
@@ -644,6 +645,17 @@ class QuantityReader:
                 and key(scan.nums[n.index - 1].value) in scan.table:
             return "other_property"  # "464.5 21040": a restated row's intensity
         return None
+
+    @staticmethod
+    def _cut_before_answer(scan: Scan, n: Number) -> bool:
+        """The number ends the last line before the Answer line ("…, 1069.4 cm⁻¹, 10\nAnswer: …"): the reasoning was
+        cut off by the token limit there and the template's Answer line appended after it."""
+        norm, answer = scan.norm, scan.answer
+        if answer is None or n.end >= answer[0]:
+            return False
+        nl = norm.find("\n", n.end, n.end + 4)
+        return nl >= 0 and nl < answer[0] <= nl + 200 and not norm[n.end:nl].strip() \
+            and _ANSWER_LINE.match(norm, nl + 1) is not None and "\n" not in norm[nl + 1:answer[0]]
 
     @staticmethod
     def _bracketed(norm: str, n: Number) -> bool:
@@ -716,7 +728,9 @@ class QuantityReader:
         retracted = scan.after.get(s_end)
         if retracted is None:
             nxt = scan.sentences.next(n.start)
-            retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) else ""
+            retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) \
+                and not cx.RANKING_ONLY.match(norm, nxt[0]) \
+                and not cx.CLASS_ONLY_CORRECTION.fullmatch(norm, nxt[0], nxt[1]) else ""
         return retracted or None
 
     @staticmethod
@@ -768,9 +782,11 @@ class QuantityReader:
         for m in cx.OTHER_SUBJECT.finditer(norm, max(run.s_start, head.start - 120), head.start):
             contrast = m
         if contrast is not None and not cx.MAIN_CLAUSE.search(norm, contrast.end(), head.start) \
-                and not self.back_to_subject(scan, contrast.end(), head.start):
+                and not self.back_to_subject(scan, contrast.end(), head.start) \
+                and not cx.closed_aside(norm, max(run.s_start, contrast.start() - 60), contrast.start(), head.start):
             return "other_property"
-        if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start):
+        if cx.RETRACT_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start) \
+                and not cx.RELABELLED_AFTER.match(norm, run_end(scan, run)):
             return "retracted"
         if self.superseded_answers and scan.answer is not None and head.start < scan.answer[0]:
             line = cx.line_start(norm, head.start)

@@ -79,6 +79,10 @@ _ARTEFACT_AFTER = re.compile(r"\s*(?:cm-1\s*)?(?:row|band|peak|line|feature)?\s*
                              r"\s*(?:is|was)\s+used\s+(?:only\s+)?(?:to|for)\s+(?:the\s+)?calibrat", re.I)
 # another polytype as the subject: "3C-SiC has a single TO at 796 cm⁻¹"
 _POLYTYPE_SUBJECT = re.compile(r"\b(\d[CHR]-[A-Z][A-Za-z0-9]*)\s+(?:would\s+)?(?:has|have|shows?|puts?|gives?|sits?)\b")
+# another polymorph named by its Greek prefix as the subject: "γ-Glycine has its C–C stretch near 888 cm⁻¹" in a chain
+# whose sample is α-glycine
+_GREEK_FORM = re.compile(r"(?<![\w-])([α-ω])-([A-Za-z][a-z]{2,})\b")
+_GREEK_SUBJECT = re.compile(r"(?<![\w-])([α-ω])-([A-Za-z][a-z]{2,})\s+(?:would\s+)?(?:has|have|shows?|puts?|gives?|sits?)\b")
 # a sentence that lists what a candidate phase should show: "Expected strongest band ≈ 255 cm⁻¹, plus 452 and 716 cm⁻¹."
 _EXPECTED_LEAD = re.compile(r"[\s*_>#-]*(?:expected|predicted|anticipated)\b", re.I)
 # a reference form named after the numbers: "TO at 796 cm⁻¹ and LO at 972 cm⁻¹ in unstrained bulk"
@@ -86,6 +90,8 @@ _IN_REFERENCE_FORM_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:
                                       r"pure|free-standing)?\s*bulk\b|\s*(?:in|for|of)\s+(?:the\s+|an?\s+)?(?:unstrained|relaxed|"
                                       r"stress-free|strain-free|pristine|undoped|ideal|perfect)\b", re.I)
 _IN_MINERAL_AFTER = re.compile(r"\s*(?:in|for|of)\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
+# a sentence set in another mineral: "In pyrite the latter is found at 343 cm⁻¹."
+_IN_MINERAL_LEAD = re.compile(r"[\s*_>#-]*in\s+(?:the\s+|pure\s+)?" + cx.MINERAL.pattern[2:], re.I)
 _SNR_WORD = re.compile(r"signal-to-noise|S/N|SNR", re.I)
 _SNR_BEFORE = re.compile(r"\b(?:signal-to-noise|S/N|SNR)\b[^.\d\n]{0,30}$", re.I)
 _REPORTED_AFTER = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?(?:reported|quoted|listed|given|tabulated|published)\s+(?:by|in|for)\b|"
@@ -128,6 +134,19 @@ def _pronoun_other_mineral(scan: Scan, run: Run, question: str) -> bool:
                     found = (name[:-1] if name.endswith("s") else name) not in question.lower()
         scan.memo[key] = found
     return scan.memo[key]
+
+
+def _other_greek_form(scan: Scan, subject: re.Match[str]) -> bool:
+    """The Greek-prefixed form is not the question's, and the chain names another prefix of the same compound (its
+    sample's): the subject is a competing polymorph."""
+    forms = scan.memo.get("greek_forms")
+    if forms is None:  # every prefixed name in the chain, collected once
+        forms = scan.memo["greek_forms"] = {(m.group(1), m.group(2).lower()) for m in _GREEK_FORM.finditer(scan.norm)}
+    letter, name = subject.group(1), subject.group(2).lower()
+    question = (getattr(scan.item, "text", None) or "").lower()
+    if f"{letter}-{name}" in question:
+        return False
+    return any(n == name and g != letter for g, n in forms)
 
 
 class SpectraReader(QuantityReader):
@@ -174,6 +193,9 @@ class SpectraReader(QuantityReader):
                 return "other_property"  # "calibrated on the Si line (520.7 cm⁻¹)", "relative to pristine graphene (1580 cm⁻¹)"
             if _REFERENCE_SUBJECT.search(norm, clause, head.start) and _SAMPLE_CONTRAST.match(norm, head.end):
                 return "other_property"
+            greek = _GREEK_SUBJECT.search(norm, max(run.s_start, head.start - 80), head.start)
+            if greek is not None and _other_greek_form(scan, greek):
+                return "other_property"  # "γ-Glycine has its C–C stretch near 888 cm⁻¹" when the sample is α-glycine
             polytype = _POLYTYPE_SUBJECT.search(norm, max(run.s_start, head.start - 80), head.start)
             if polytype is not None and polytype.group(1).lower() not in (getattr(scan.item, "text", None) or "").lower():
                 return "other_property"  # "3C-SiC has a single TO at 796 cm⁻¹" in a chain about 6H-SiC
@@ -186,6 +208,10 @@ class SpectraReader(QuantityReader):
             question = getattr(scan.item, "text", None) or ""
             if _pronoun_other_mineral(scan, run, question):
                 return "other_property"  # "Aragonite has to be ruled out first. It has its ν₁ at 1085 cm⁻¹ too, …"
+            in_lead = _IN_MINERAL_LEAD.match(norm, run.s_start) if head.start - run.s_start <= 200 else None
+            if in_lead is not None and question and in_lead.group(1).lower().rstrip("s") not in question.lower() \
+                    and ";" not in norm[in_lead.end():head.start] and not cx.SAMPLE_WORDS.search(norm, in_lead.end(), head.start):
+                return "other_property"  # "In pyrite the latter is found at 343 cm⁻¹": the sentence is set in another mineral
             line_start = cx.line_start(norm, head.start)
             near = max(clause, line_start, head.start - 60)
             if lead is not None:

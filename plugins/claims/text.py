@@ -68,7 +68,7 @@ def _moment_block(m: re.Match[str]) -> str:
     "m_Mn = 3.52 µB", so the element and the unit reach every number."""
     lines = []
     for line in m.group("body").splitlines(keepends=True):
-        child = re.match(r"([ \t]+)([A-Z][a-z]?)(?:\d{1,2}|_\w{1,6})?([ \t]*:[ \t]*)(.*?)(\s*)$", line, re.S)  # "Fe1:", "Fe_4f:"
+        child = re.match(r"([ \t]+)([A-Z][a-z]?)(?:\d{1,2}|_\w{1,12})?([ \t]*:[ \t]*)(.*?)(\s*)$", line, re.S)  # "Fe1:", "Fe_4f:"
         if child is None:
             lines.append(line)
             continue
@@ -117,7 +117,7 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str | re.Pattern[str], ...]]] = 
                 r"(?:moment|magneti[sz]ation))?|(?P<site>site_|local_)?(?:(?:mag(?:netic)?_)?moment|(?P<m>m)))_(?:mu_?B|µB|μB)(?:_per_(?P<basis>atom|fu|f_u|formula_unit|cell))?"
                 r"[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])"), _json_moment, ("moment", "_mub", "_µb", "_μb")),
     (re.compile(r"^(?P<head>[ \t]*[\"']?(?:(?:site_|local_)?(?:mag(?:netic)?_)?moments?|sites?)_(?:mu_?B|µB|μB)[\"']?[ \t]*:[ \t]*\n)"
-                r"(?P<body>(?:[ \t]+[A-Z][a-z]?(?:\d{1,2}|_\w{1,6})?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
+                r"(?P<body>(?:[ \t]+[A-Z][a-z]?(?:\d{1,2}|_\w{1,12})?[ \t]*:[ \t]*[^\n]*(?:\n|$))+)", re.M), _moment_block, ("moments_", "moment_", "sites_", "site_")),
     (re.compile(r"\{\s*\\(?:rm|bf|it|sf|tt)\s+([^{}\n]{0,40})\}"), lambda m: m.group(1), ("\\",)),  # {\rm eV/atom}
     (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{((?:[^{}\n]|\{[^{}\n]{0,10}\}){0,40})\}"),

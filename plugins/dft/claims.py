@@ -43,7 +43,9 @@ _NON_COMMITTAL = re.compile(r"^\W*(?:uncertain|unsure|not sure|unknown|undetermi
 _WOULD = re.compile(r"\bwould\s+(?:be|give|have|carry|yield|lie|sit|lower|raise|reduce|increase|shift|change|open|close|widen|bring)\b", re.I)
 _NEGATOR = re.compile(r"(?:\bnot\b|n't\b|\bnever\b|\bno longer\b|\bneither\b|\bnor\b|\bfar from\b|\bunlikely\b)(?:\s+(?:\w+\s+){0,2})?$", re.I)
 _NEG_BLOCK = re.compile(r"\bbut\b|\bhowever\b|[,;:]|\bonly\b|\bjust\b", re.I)
-_SET_ASIDE_AFTER = re.compile(r"[^.\n]{0,100}?\bI\s+(?:set\s+(?:it|this|that|them)\s+aside|(?:disregard|discard|ignore)\s+(?:it|this|that|them))\b",
+_SET_ASIDE_AFTER = re.compile(r"[^.\n]{0,100}?\bI\s+(?:set\s+(?:it|this|that|them)\s+aside|(?:disregard|discard|ignore)\s+(?:it|this|that|them)|"
+                             # "… open a small gap of ~0.03 eV; I stay with the plain PBE picture": the other method set aside
+                             r"(?:stay|stick|remain)\s+with\s+(?:the\s+)?(?:plain|standard|pure|bare|semi-?local)?\s*(?:PBE|GGA|LDA|DFT)\b)",
                              re.I)
 _YES_NO = re.compile(r"\W*(yes|no)\b\s*(?:[.,;:!)(—–-]|$)", re.I)
 _RELATIVE = re.compile(r"\b(?:which|that)\s+(?:(?:is|are)\s+(?:an?\s+)?)?$", re.I)
@@ -225,7 +227,8 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
 
 _HULL_PHASES_AFTER = re.compile(r"(?:\s*(?:\+|–|-|,|and)\s*[A-Z][A-Za-z0-9]{0,15})*\s*(?:(?:convex\s+)?hull|tie[- ]line|"
                                 r"as\s+(?:its\s+)?(?:neighbou?r|competitor|competing)\w*)\b", re.I)
-_COMPETITORS = re.compile(r"\b(?:against|into|between|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?)"
+_COMPETITORS = re.compile(r"\b(?:against|into|between|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?|"
+                          r"(?:diagram|system)\s+(?:also\s+)?(?:contains|includes|holds))"
                           r"(?:\s*:)?\s+(?:the\s+)?(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
                             r"material|polymorph|cell|one|crystal)\b", re.I)
@@ -539,6 +542,10 @@ _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS
 # the named phase is below the asked one: "the δ phase (Pnma) is lower by 0.082 eV/atom" is the asked one's distance
 _LOWER_BY = re.compile(r"\b(?:is|lies|sits)\s+(?:\w+\s+)?lower(?:\s+in\s+energy)?\s+by\s*(?:about|approximately|only|~|≈)?\s*$", re.I)
 # "it lies 45 meV/atom below the hull of the competing phases": a decomposition energy, not a distance above the hull
+_PROSE_ENERGY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[ \t]*(meV|eV)(?=[ \t]*(?:/|per\b))")
+# "PBE puts β on the hull and α just above it — the latter by 4 meV/atom": how far above it the phase lies
+_ABOVE_IT_BY = re.compile(r"\b(?:above|higher\s+than)\s+(?:it|that|them|the\s+(?:convex\s+)?hull)\s*(?:[—–,:;-]\s*)?"
+                          r"(?:the\s+latter\s+|(?:just|only)\s+)?by\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
 _BELOW_HULL_AFTER = re.compile(r"\s*below\s+(?:the\s+)?(?:convex\s+)?hull\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
                          r"(?:of\s+)?E_?hull|"
@@ -662,7 +669,36 @@ class StabilityReader(_DFTReader):
                     extraction.claims.remove(c)
                     extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
         self._other_polymorphs(scan, extraction)
+        self._rows_not_restated(scan, extraction)
         super().finish(scan, extraction)
+
+    @staticmethod
+    def _rows_not_restated(scan: Scan, extraction: Extraction) -> None:
+        """A hull table of several phases whose prose then restates exactly one row's value ("At 72 meV/atom the LN
+        phase is outside the window"): that row is the asked phase's, the other rows are the competitors'."""
+        original = scan.text.original
+        rows = []
+        for c in extraction.claims:
+            if c.kind == "e_above_hull":
+                lo = max(0, c.span[0] - 200)  # bounded: a row's label is short
+                line = original.rfind("\n", lo, c.span[0])
+                line = lo if line < 0 else line + 1
+                if original[line:c.span[0]].lstrip().startswith("|"):
+                    rows.append(c)
+        if not 2 <= len(rows) <= 8:
+            return
+        stated = set()
+        for line in original.split("\n"):  # line by line: linear even in one long line
+            if not line.lstrip().startswith("|"):
+                for m in _PROSE_ENERGY.finditer(line):
+                    stated.add(round(float(m.group(1)) / (1000.0 if m.group(2) == "meV" else 1.0), 9))
+        restated = [c for c in rows if float(c.value) in stated]
+        if len(restated) != 1 or len({float(c.value) for c in rows}) < 2:
+            return
+        for c in rows:
+            if float(c.value) != float(restated[0].value):
+                extraction.claims.remove(c)
+                extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
 
     @staticmethod
     def _other_polymorphs(scan: Scan, extraction: Extraction) -> None:
@@ -739,7 +775,8 @@ class StabilityReader(_DFTReader):
     def run_reason(self, scan: Scan, run: Run) -> str | None:
         reason = super().run_reason(scan, run)
         if reason == "other" and (_HULL_BY.search(scan.norm, max(run.lo, run.head.start - 60), run.head.start)
-                                  or _LOWER_BY.search(scan.norm, max(run.lo, run.head.start - 30), run.head.start)):
+                                  or _LOWER_BY.search(scan.norm, max(run.lo, run.head.start - 30), run.head.start)
+                                  or _ABOVE_IT_BY.search(scan.norm, max(run.s_start, run.head.start - 60), run.head.start)):
             # "above the hull by 38 meV/atom" is the distance, not a difference of two values; so is "the δ phase is
             # lower by 0.082 eV/atom" (the asked one lies that far above it)
             return None
@@ -781,7 +818,8 @@ class StabilityReader(_DFTReader):
                 return "other_property"  # "the cristobalite-type form comes out 2 meV/atom above it": another polymorph's energy
         other = None
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
-            other = m
+            if not cx.closed_aside(norm, max(run.s_start, m.start() - 60), m.start(), head.start):
+                other = m  # (not a word of an aside describing the subject: "Sanidine (the disordered high-T form) sits …")
         if _unmarked_row(scan, head.start):
             return "other_property"  # "- γ-MoC (WC type): 0.02 eV/atom" beside "- δ-MoC (rock salt, asked): 0.19 eV/atom"
         header = _column_header(scan, head.start)
@@ -875,7 +913,7 @@ def _coreferent_other(scan: Scan, run: Run, n: Number) -> bool:
 
 
 # "- 1.38 eV — PBE, lowest direct transition": a direct transition named after the number
-_DIRECT_AFTER = re.compile(r"\s*(?:[—–:-]\s*[^\n.;]{0,30}?|\(\s*(?:the\s+|a\s+)?)\bdirect\s+(?:transition|gap)\b|\s*\(\s*direct\s*\)", re.I)
+_DIRECT_AFTER = re.compile(r"[ \t]*(?:[—–:-]\s*[^\n.;]{0,30}?|\(\s*(?:the\s+|a\s+)?)\bdirect\s+(?:transition|gap)\b|\s*\(\s*direct\s*\)", re.I)
 # another compound named right after the value or in its aside: "- 0.9 eV — SnS in the same structure", "(LiH, for comparison: 3.0 eV)"
 _FORMULA_AFTER = re.compile(r"\s*[—–]\s*([A-Z][A-Za-z0-9]{1,15})\b")
 _FORMULA_COMPARED_BEFORE = re.compile(r"\(\s*([A-Z][A-Za-z0-9]{1,15})\s*,\s*(?:for\s+comparison|by\s+comparison|cf\.)\s*[:,]?\s*$|"
@@ -923,10 +961,14 @@ def _no_direct_gap(scan: Scan) -> bool:
 
 
 _AT_CROSSINGS_AFTER = re.compile(r"[^.\n]{0,30}?\bat\s+(?:the|those|these|its|some)\s+(?:[\w-]+\s+)?(?:band\s+)?(?:crossings?|nodes?|"
-                                 r"nodal\s+(?:lines?|points?)|Dirac\s+points?|Weyl\s+(?:points?|nodes?))\b", re.I)
+                                 r"nodal\s+(?:lines?|points?)|Dirac\s+points?|Weyl\s+(?:points?|nodes?))\b|"
+                                 # "a tiny gap of ~5 meV at certain k points": a local gap, not a global one
+                                 r"[^.\n]{0,30}?\bat\s+(?:certain|some|a\s+few|isolated|selected)\s+k[- ]?points?\b", re.I)
 _NO_GLOBAL = re.compile(r"\bno\s+(?:global|fundamental|overall)\s+gap\b|(?<!into a )(?<!becomes a )(?<!become a )\bsemi-?metal", re.I)
 _GAP_KIND = re.compile(r"(?P<indirect>\bindirect\b|\bE_?g?\s*\(\s*ind)|(?P<direct>(?<![\w])direct\s+(?:optical\s+)?(?:band[- ]?)?(?:gap|transition|onset|absorption)|(?<![\w])direct\s+at\b|"
                        r"(?<![\w])direct\s*[:=≈~]?\s*(?=\d)|\bE_?g?\s*\(\s*dir|\bgap at Γ\b|\(\s*direct\s*\))|(?P<plain>\b(?:fundamental|band)\s+gap\b)", re.I)
+# "the PBE underestimate (~0.6 eV) is typical": the size of a functional's error, a difference of two gaps
+_ESTIMATE_ERROR_BEFORE = re.compile(r"\b(?:under|over)-?estimat(?:e|ion)(?:\s+(?:of|by|is))?\s*(?:\(\s*)?(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
 _SUPERCONDUCTING = re.compile(r"Δ(?:_?[^\W\d_]{1,3}|_\{[^{}]{1,6}\})?\s*(?:\([^()]{0,8}\)\s*)?[=≈:~]\s*(?:about\s*)?$|"
                               r"\bsuperconduct\w*", re.I)
 _WIDTH_AFTER = re.compile(r"\s*(?:wide|broad|less|more|lower|higher|smaller|larger)\b", re.I)
@@ -1002,6 +1044,8 @@ class MetallicityReader(_DFTReader):
             return "other_property"  # "the Ce³⁺ emission at 380 nm (3.26 eV)": a line's photon energy, not a gap
         if n.value < 0:
             return "other_property"  # a band inversion or overlap energy: a gap is never negative
+        if _ESTIMATE_ERROR_BEFORE.search(norm, max(run.s_start, n.start - 40), n.start):
+            return "other"  # "the PBE underestimate (~0.6 eV)": a difference between two gaps, not a gap
         if _SUPERCONDUCTING.search(norm, max(run.s_start, n.start - 40), n.start):
             return "other_property"  # a superconducting gap Δ
         if _WIDTH_AFTER.match(norm, n.end):
@@ -1085,7 +1129,7 @@ _ION = re.compile(r"(?<![^\W_])([A-Z][a-z]?)(?:\^?\d?[+-](?!\d)|\d{1,2}(?=\s*[|:
 _NOT_ELEMENTS = frozenset({"I", "In", "As", "At", "Be", "He", "No", "Am", "A", "B"})
 _MOMENT_WORDS = re.compile(r"moments?|ends?\s+at|comes?\s+out\s+at|settles?\s+at|add(?:s|ing)?|carr(?:y|ies)|picks?\s+up|acquires?|develops?|retains?|keeps?|→|->|has|have|gives?|holds?|bears?|with|:|=|spin|contribut\w*|"
                            r"each|local|site", re.I)
-_MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|\bM\b|\bm\b){_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+_MOMENT_LABEL = re.compile(rf"(?:magnetic\s+moment|moment|magneti[sz]ation|(?<![/*])\bM\b|(?<![/*])\bm\b){_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
                            rf"(?P<unit>\s+in\s+(?:units\s+of\s+)?µB(?:\s*(?:/|per)\s*(?:f\.?\s?u\.?|formula\s+units?|atoms?|"
                            rf"(?:unit\s+)?cells?))?)?{cx.LINK}\s*$", re.I)
 _CELL_BEFORE = re.compile(r"\bcell\b|\bsupercell\b|\bper\s+cell\b|\bcalculation\b", re.I)
@@ -1127,6 +1171,11 @@ _BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>(?![ABC]\s*\))[A-Z][a-z]?)\s*\)|\s*(
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
                       r"\bspin-only\s*$|\b(?:spin-only|ionic|ordered|local|site)\s+(?:magnetic\s+)?moments?(?:\s+(?:are|is)|\s+(?:is|of|comes?\s+out\s+at|ends?\s+up\s+at|settles?\s+at))?|\bper\s+magnetic\s+(?:ion|atom|site|cation))"
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
+# a moment in brackets after an ion whose clause goes on to sum the terms: "Cr³⁺ (3 µB) antiparallel to Re⁵⁺ (2 µB)
+# gives the ionic estimate 1 µB/f.u." (not a relative clause after a comma: "…, which leaves 2 µB", w15)
+_SUM_TERM_AFTER = re.compile(r"[ \t]*\)[^.,;\n]{0,50}?\b(?:gives?|giving|yields?|yielding|leaves?|leaving|sums?\s+to|adds?\s+up\s+to|"
+                             r"results?\s+in)\b[^.;\n\d]{0,30}\d+(?:\.\d+)?[ \t]*µB")
+_CONSEQUENCE = re.compile(r"[,;]\s*(?:and\s+)?(?:so|hence|thus|therefore)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share|contribution|part)\b|\binterstitial\b|"
                              r"\bsublattice\s+(?:gives|carries|has|contributes|sums?\s+to|totals?)\b|"
                              r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
@@ -1401,11 +1450,16 @@ class MagnetismReader(_DFTReader):
             return "negated"
         if _PER_CLUSTER_AFTER.match(norm, n.end) or _ARTEFACT_NEXT.match(norm, run.s_end):
             return "other"
+        if _SUM_TERM_AFTER.match(norm, n.end):
+            return "other"  # "Cr³⁺ (3 µB) antiparallel to Re⁵⁺ (2 µB) gives 1 µB/f.u.": the terms of an ionic sum
         if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
         if _NOT_REACHED_AFTER.match(norm, n.end):
             return "other_property" if _GJJ_NEAR.search(norm, max(run.s_start, n.start - 40), min(run.s_end, n.end + 40)) else "other"
-        if _PARTIAL_MOMENT.search(norm, max(run.s_start, n.start - 50), n.start) or _PARTIAL_AFTER.match(norm, n.end) \
+        lo = max(run.s_start, n.start - 50)
+        for m in _CONSEQUENCE.finditer(norm, lo, n.start):
+            lo = m.end()  # "TiCl3 has one d electron, so it has 1 µB per Ti": the count is the reason, not a part of the moment
+        if _PARTIAL_MOMENT.search(norm, lo, n.start) or _PARTIAL_AFTER.match(norm, n.end) \
                 or _SUM_OVER_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
         if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start) \
