@@ -166,7 +166,7 @@ HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|may|could|either|whether|
 ALTERNATIVES = re.compile(r"\bor\b", re.I)
 # counterfactual values are not claims about the sample: "if it were Cu, the peak would be at 43.3°"
 COUNTERFACTUAL = re.compile(r"\btempting\s+to\s+(?:read|say|take|think|call|write)\b[^\n;.]*$|\bif\b[^\n;]{0,40}\b(?:were|had been)\b[^\n;]*$|\bhad\s+(?:the|it|this|they|we)\b[^\n;.]{0,40}\bbeen\b[^\n;]*$|\bif\b[^\n;]{0,60}\binstead\b[^\n;]*$", re.I)
-RETRACT_AFTER = re.compile(r"—\s*no\b|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
+RETRACT_AFTER = re.compile(r"—\s*no\b(?!\s+(?:(?:net|local|magnetic|spin|ordered|induced)\s+)?(?:moments?|magneti[sz]ation|polari[sz]ation|states|gap|splitting|order|ordering)\s+(?:forms?|develops?|appears?|survives?|remains?|opens?|exists?|is|on|at)\b)|[—–;]\s*correction\b|\bcorrection\s*:|\b(?:no,? wait|wait|sorry|i mean|upside down|typo|at first(?!\s+glance)|mis-?remember\w*|misspoke|mis-?read|wrong|incorrect|mistake|mistaken|error in|erroneous|not right|isn't right|doesn't fit|"
                            r"does not fit|doesn't match|does not match|can't be right|cannot be right|too (?:high|low|large|small)|"
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*|I\s+forgot)\b", re.I)
 RETRACT_LEAD = re.compile(r"[\s*_]*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"

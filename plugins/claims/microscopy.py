@@ -33,7 +33,7 @@ _OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavele
                     r"\b(?:starting|precursor|as-received|parent)\s+powders?\b|\b(?:original|precursor|parent)\s+(?:[\w-]+\s+){0,2}(?:pores?|particles?|crystals?|grains?)\b|\bequivalent\s+(?:to\s+an?\s+)?(?:sphere|spherical)\b|\bspecified\b|"
                     r"\bchemisorption\b|\bexposure\b|\blithograph\w*|\bdrift\w*|\b(?:synthesis|growth|design|nominal)\s+target\b|"
                     r"\bdesign(?:ed)?\s+(?:\w+\s+)?(?:thickness|size|diameter|width|value)\b|\bCAD\b|\boptical\s+(?:micrograph|microscop\w*)|\bsold\b|\broughness\b|\bR[aq]\b|"
-                    r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\bpolish\w*|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
+                    r"\beddy[- ]current\b|\bgauges?\b|\bcalipers?\b|\b(?:electro)?polish\w*|\buniformity\b|\btemplates?\b|\b(?:native|thermal)\s+oxide\b|"
                     r"\binvisible\b|\blaser\s+power\b|\bhatch(?:\s+spacing)?\b|\bscan\s+speed\b|\bEBSD\b|\bPL\b|"
                     r"\bcross-?sections?\s+of\b|\bfrom\s+(?:an?\s+)?(?:cleaved\s+)?cross-?section|-ring\b|\bpore\s+openings?\b|"
                     r"\bchannels?\s+of\b|\b(?:nano)?indent\w*|\bsuperparamagnetic\s+(?:size|limit|blocking|threshold)\b|"
@@ -63,6 +63,7 @@ _REFERENCE_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?(?:that|which)\s+(?:the\s+)?{_
                               rf"\s*(?:thick\s*)?\(\s*(?:(?:from|by|via|per|according to)\s+(?:an?\s+|the\s+)?)?(?:[\w-]+\s+){{0,3}}?{_TECHNIQUE}\b(?![^()\n]*\d)|"
                               rf"\)?[^.;,()\n\d]{{0,40}}?\b(?:measured|determined|obtained|estimated|found)\b[^.;,()\n\d]{{0,20}}?"
                               rf"\b(?:by|from|via|using|with)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|"
+                              rf"\s*(?:[\w-]+\s+){{1,3}}?(?:known|measured|determined|obtained)\s+(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|"
                               rf"\s*(?:[\w-]+\s*)?(?:,\s*)?(?:(?:known|measured|determined|taken|obtained)\s+)?(?:by|from|via)\s+(?:an?\s+|the\s+)?{_TECHNIQUE}\b|\s*nominal\b|"
                               rf"\s*(?:on|in|from)\s+(?:an?\s+|the\s+)?(?:earlier|previous|older|second|another|other|different|separate)\s+"
                               rf"(?:[\w-]+\s+)?(?:micrograph|image|frame)s?\b|"
@@ -98,6 +99,7 @@ _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\
 _SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
 # not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
 _NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+below\s+(?:the\s+)?resolution\b|"
+                                r"[^.;\n]{0,40}?\bbelow\s+what\s+(?:the\s+|this\s+)?(?:[\w-]+\s+)?(?:can|could)\s+resolve\b|"
                                 r"[^.;\n]{0,40}?\b(?:extends?|lies?|is|are)\s+(?:beyond|outside)\s+(?:the\s+)?field\s+of\s+view\b|"
                                 r"[^.;\n]{0,40}?\b(?:is|are)\s+(?:far\s+|much\s+)?(?:larger|bigger|wider|longer)\s+than\s+(?:the\s+|this\s+)?(?:whole\s+)?(?:field\s+of\s+view|image|frame|micrograph)\b|"
                                 r"\s*(?:[\w-]+\s+)?wavelength\b|"
@@ -125,6 +127,9 @@ _SETTING_AFTER = re.compile(r"\s*(?:(?:scale\s+)?bar\b|working distance|WD\b|(?:
                             r"pixels?(?:\s+size)?\b)", re.I)
 # the pixel size worked out before the number: "Pixel = 500/200 = 2.5 nm"
 _PIXEL_CALC_BEFORE = re.compile(r"\b(?:pixel|px)(?:\s+size)?\s*[=:]\s*[\d.\s/÷×x*()]+=\s*$", re.I)
+# a length divided by a pixel count, with no feature named before it: "10 µm / 200 px = 0.05 µm" is the pixel size
+_PER_PIXEL_CALC_BEFORE = re.compile(r"/\s*\d+(?:[.,]\d+)?\s*(?:px|pixels?)\s*=\s*$", re.I)
+_EXPLICIT_BEFORE = re.compile(r"\b(?:width|length|thickness|spacing|pitch)\b", re.I)
 _FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
 # a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
 _IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
@@ -197,6 +202,14 @@ class MicroscopyReader(QuantityReader):
                        or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)
                        or _PIXEL_CALC_BEFORE.search(scan.norm, max(0, n.start - 40), n.start)):
             return "instrument_setting"  # the pixel size in "79 px × 25 nm = 1975 nm"
+        if n.unit and _PREP_AFTER.match(scan.norm, n.end):
+            return "instrument_setting"  # a coating layer named after its own number, also inside a list ("15 kV, 20 nm carbon coat")
+        if n.unit:
+            calc = _PER_PIXEL_CALC_BEFORE.search(scan.norm, max(0, n.start - 24), n.start)
+            if calc is not None:
+                s_start = max(scan.sentences.bounds(n.start)[0], calc.start() - 200)
+                if not _FEATURE.search(scan.norm, s_start, calc.start()) and not _EXPLICIT_BEFORE.search(scan.norm, s_start, calc.start()):
+                    return "instrument_setting"
         if n.unit and _FIELD_AFTER.match(scan.norm, n.end):
             return "instrument_setting"  # "a 1.28 µm × 0.96 µm field"
         if n.unit and _SETTING_AFTER.match(scan.norm, n.end):

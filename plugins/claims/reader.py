@@ -125,6 +125,11 @@ class Scan:
         return self.answer is not None and self.answer[0] <= n.start < self.answer[1]
 
 
+# the alternatives a hedge leaves open are classes only: "… whether the calculation should be counted as magnetic or non-magnetic"
+_CLASS_ONLY_HEDGE = re.compile(r"[^.;\n\d]{0,80}?\b(?:(?:non-?|weakly\s+)?magnetic|metallic|gapped|insulating)\s+or\s+"
+                               r"(?:non-?)?(?:magnetic|metallic|gapped|insulating)\b", re.I)
+
+
 def run_reason_of(run: Run, n: Number) -> str:
     """The reason the words before a list give its member ``n``; a temperature cue does not reach a member that
     changes quantity ("T_C ≈ 345 K, 3.1 µB/f.u. at 5 K")."""
@@ -764,6 +769,8 @@ class QuantityReader:
             m = cx.NON_COMMITMENT.search(norm, run.s_start, run.s_end)
             first = scan.memo[key] = m.end() if m else -1
         non_committal = 0 <= first <= min(run.s_end, head.end + 200)
+        if non_committal and head.end < first and _CLASS_ONLY_HEDGE.match(norm, first, min(run.s_end, first + 120)):
+            non_committal = False  # "~0.6 µB per Fe, but I cannot say whether it counts as magnetic or non-magnetic": only the class is open
         if non_committal:
             return "hedged"  # "I am not sure whether it is 150 nm or 300 nm" (not a negation)
         key = ("some-others", run.s_start)

@@ -192,6 +192,8 @@ _CLAUSE_TURN = re.compile(r"[,;]|\byet\b|\bbut\b", re.I)
 _REACTANT = re.compile(r"\s*\+\s*\d*\s*[A-Z]")
 _REACTANT_BEFORE = re.compile(r"\+\s*\d*\s*$")
 _SUBSTRATE_BEFORE = re.compile(r"\b(?:grown|deposited|sputtered|epitaxial)\b[^.;\n]{0,30}?\bon\s+(?:an?\s+|the\s+)?$", re.I)
+_PRECURSORS_BEFORE = re.compile(r"\b(?:made|prepared|synthesi[sz]ed|obtained|formed)\s+(?:from|out\s+of)\s+"
+                                r"(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _SUBSTRATE_AFTER = re.compile(r"\s*(?:\(\d{3}\)\s*)?substrates?\b", re.I)
 
 
@@ -212,10 +214,15 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
             continue  # "formation energy from Cr₂O₃ + V₂O₅": the reactants of a reaction energy, not a material claimed about
         if _ROMAN_SITE.fullmatch(m.group(1)) and (_ROW_LABEL_AFTER.match(scan.norm, m.end()) or _SITE_WORD_AFTER.match(scan.norm, m.end())):
             continue  # "| CoI | 1.83 |", "| FeII (6g) | 2.3 |", "the MnI site": a site label, not cobalt iodide
+        if _PRECURSORS_BEFORE.search(scan.norm, max(run.s_start, m.start() - 60), m.start()) \
+                and _CLAUSE_TURN.search(scan.norm, m.end(), run.head.start):
+            continue  # "LiCaN, made from Li3N and Ca3N2, is on the hull": the starting materials, not the subject
         if _SUBSTRATE_BEFORE.search(scan.norm, max(0, m.start() - 30), m.start()) or _SUBSTRATE_AFTER.match(scan.norm, m.end()):
             continue  # "films grown on MgO", "on SrTiO3 substrates": the substrate, not the material measured
         if _HULL_PHASES_AFTER.match(scan.norm, m.end()):
             continue  # "above the Cu + N2 hull", "the C–CO2 tie line", "with CsI and CsCu2I3 as its neighbours": the hull's phases
+        if _closed_valued_aside(scan.norm, run.s_start, m, run.head.start):
+            continue  # "its gap is ~0.15 eV (the sulfide CuGaS2 keeps ≈ 0.7 eV), while the measured gap is 1.23 eV": an aside with its own value
         comp = composition(m.group(1))
         if comp is not None:
             last, last_end = comp, m.end()
@@ -225,10 +232,22 @@ def other_material(scan: Scan, run: Run, n: Number) -> bool:
     return not _BACK_TO_ASKED.search(scan.norm, last_end, run.head.start)
 
 
+def _closed_valued_aside(norm: str, s_start: int, m: re.Match[str], end: int) -> bool:
+    """Whether the formula sits in a bracket closed before ``end`` that holds its own number, with a clause turn
+    between the bracket and ``end``."""
+    opening = norm.rfind("(", max(s_start, m.start() - 80), m.start())
+    if opening < 0 or ")" in norm[opening:m.start()]:
+        return False
+    closing = norm.find(")", m.end(), end)
+    if closing < 0 or "(" in norm[m.end():closing]:
+        return False
+    return bool(re.search(r"\d", norm[m.end():closing])) and _CLAUSE_TURN.search(norm, closing, end) is not None
+
+
 _HULL_PHASES_AFTER = re.compile(r"(?:\s*(?:\+|–|-|,|and)\s*[A-Z][A-Za-z0-9]{0,15})*\s*(?:(?:convex\s+)?hull|tie[- ]line|"
                                 r"as\s+(?:its\s+)?(?:neighbou?r|competitor|competing)\w*)\b", re.I)
 _COMPETITORS = re.compile(r"\b(?:against|into|between|relative to|with respect to|versus|vs\.?|competing(?:\s+phases?)?|competitors?|"
-                          r"(?:diagram|system)\s+(?:also\s+)?(?:contains|includes|holds))"
+                          r"(?:diagram|system)\s+(?:also\s+)?(?:contains|includes|holds)|combinations?\s+of|mixtures?\s+of)"
                           r"(?:\s*:)?\s+(?:the\s+)?(?:[^\s,;.]+(?:,\s*|\s+and\s+|\s*\+\s*))*$", re.I)
 _BACK_TO_ASKED = re.compile(r";|\b(?:this|the asked|the given|the present|our)\s+(?:\w+\s+)?(?:phase|compound|structure|"
                             r"material|polymorph|cell|one|crystal)\b", re.I)
@@ -538,6 +557,8 @@ _OTHER_ENERGY = re.compile(r"formation|ΔH|\binversion\b|(?<![A-Za-z])E_?f\b|ent
                            r"arrangement|alignment)|\bconfiguration\b|\balignment\b|\bantisite\b|\bdisorder(?:ed)?\b", re.I)
 # a database's value per atom in a stability chain is its energy above the hull: "Materials Project lists 0.000 eV/atom"
 _DATABASE = re.compile(r"\bMaterials Project\b|\bMP\b|\bOQMD\b|\bAFLOW\b|\bAlexandria\b|\bJARVIS\b|\bGNoME\b|\bdatabase\b")
+# "the OQMD value is 0": a database's number for the asked material, unit left out
+_DATABASE_VALUE = re.compile(r"\b(?:Materials Project|MP|OQMD|AFLOW|Alexandria|JARVIS|GNoME)\s+(?:value|entry)\s*(?:is|=|:)\s*$")
 _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
 # the named phase is below the asked one: "the δ phase (Pnma) is lower by 0.082 eV/atom" is the asked one's distance
 _LOWER_BY = re.compile(r"\b(?:is|lies|sits)\s+(?:\w+\s+)?lower(?:\s+in\s+energy)?\s+by\s*(?:about|approximately|only|~|≈)?\s*$", re.I)
@@ -616,11 +637,19 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 _FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|polytype|modification|precipitate|assemblage|mixture|(?:competing|rival)\s+(?:[\w′'-]+\s+){0,2}?(?:structure|phase)|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
 _GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
-_OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+|(?-i:[A-Z][A-Z0-9+]{1,8})\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?|work)\b"
+_OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+|(?-i:[A-Z][A-Z0-9+]{1,8})\s+|(?-i:[a-z][a-z-]{2,20})\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?|work)\b"
                        r"[^.;\n]{0,30}?\b(?:listed|gave|give|put|quoted|reported|had|call|called|found|find|claimed)\b[^.;\n]{0,30}$", re.I)  # "… listed it at 0.06 eV/atom"
 _COSTS_BEFORE = re.compile(r"\b(?:arrangement|configuration|ordering|variant|stacking)\s+(?:would\s+)?costs?\s+(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
 _PREDICATE_BEFORE = re.compile(r"\b(?:is|as)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.I)  # "Aragonite is the high-pressure polymorph"
 _RELATIVE_AFTER = re.compile(r"\s*(?:higher|lower|above|below)\b(?!\s+(?:the\s+)?(?:convex\s+)?hull)(?!\s+(?:the\s+)?(?:[\w-]+\s+){0,3}tie)", re.I)
+_HIGHER_AFTER = re.compile(r"\s*higher\b(?!\s+(?:than\s+)?(?:the\s+)?(?:convex\s+)?hull)", re.I)
+_HIGHER_BY = re.compile(r"\bhigher(?:\s+in\s+energy)?\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
+# a one-word name as the subject of a clause after a turn: "; slawsonite comes out 6 meV/atom higher"
+_NAMED_SUBJECT = re.compile(r"\s*(?:and\s+|while\s+|whereas\s+)?(?!(?:it|this|that|which|its|the|a|an|we|I|PBE|DFT|GGA)\b)"
+                            r"(?P<name>[^\W\d][\w′'-]*)\s+(?:comes?\s+out|lies|sits|is|ends\s+up)\s+(?:(?:about|only|just|roughly)\s+|[~≈]\s*)?", re.I)
+# a per-atom energy standing alone after the subject, the terse answer to the hull question: "Ti2SnC, a MAX phase; 0.000 eV/atom."
+_BARE_CLAUSE = re.compile(r"\s*(?:(?:about|approximately|roughly|~|≈)\s*)?")
+_CLAUSE_END = re.compile(r"[ \t]*(?:\.|\n|$)")
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
 # the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
 _PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
@@ -784,7 +813,9 @@ class StabilityReader(_DFTReader):
 
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
         """"E_hull = 0" said of the asked material: a distance to the hull without its unit is read in eV/atom."""
-        return "eV/atom" if _HULL_LABEL.search(scan.norm, max(run.s_start, run.head.start - 40), run.head.start) else None
+        lo = max(run.s_start, run.head.start - 40)
+        return "eV/atom" if _HULL_LABEL.search(scan.norm, lo, run.head.start) \
+            or _DATABASE_VALUE.search(scan.norm, lo, run.head.start) else None
 
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if unit not in ("eV", "meV", "eV/atom", "meV/atom", "eV/fu", "meV/fu"):
@@ -816,6 +847,17 @@ class StabilityReader(_DFTReader):
                     and not _ASKED_MARK.search(norm, subject.start(), head.start) \
                     and not _PREDICATE_BEFORE.search(norm, max(run.s_start, subject.start() - 40), subject.start()):
                 return "other_property"  # "the cristobalite-type form comes out 2 meV/atom above it": another polymorph's energy
+        if _HIGHER_BY.search(norm, max(run.s_start, head.start - 40), head.start):
+            subject = None
+            for subject in _FORM_SUBJECT.finditer(norm, max(c_start, head.start - 100), head.start):
+                pass
+            if subject is not None and not _ASKED_MARK.search(norm, subject.start(), head.start) \
+                    and not _ASKED_HERE.search(norm, max(run.s_start, subject.start() - 30), head.start):
+                return "other_property"  # "the competing A + B assemblage is higher by 14 meV/atom": a decomposition energy
+        if c_start > run.s_start and _HIGHER_AFTER.match(norm, n.end) and not _HULL_LABEL.search(norm, run.lo, head.start):
+            named = _NAMED_SUBJECT.fullmatch(norm, c_start, head.start)
+            if named is not None and (composition(named.group("name")) is None or composition(named.group("name")) != getattr(scan, "asked", None)):
+                return "other_property"  # "…on the hull; slawsonite comes out 6 meV/atom higher": another phase, relative to the asked one
         other = None
         for m in _OTHER_ENERGY.finditer(norm, max(run.s_start, head.start - 60), head.start):
             if not cx.closed_aside(norm, max(run.s_start, m.start() - 60), m.start(), head.start):
@@ -834,8 +876,11 @@ class StabilityReader(_DFTReader):
             return "other_property"  # a formation, reaction or decomposition energy
         if not label and not _hull_words_near(scan, run, n):
             prev = scan.sentences.previous(head.start)
-            if prev is None or head.start - prev[0] > 400 or _OTHER_ENERGY.search(norm, run.s_start, head.start) \
-                    or not _HULL_WORDS.search(norm, prev[0], prev[1]):
+            bare = c_start > 0 and norm[c_start - 1] in ";:" and unit.endswith("/atom") \
+                and _BARE_CLAUSE.fullmatch(norm, c_start, head.start) is not None and _CLAUSE_END.match(norm, n.end) is not None \
+                and not _OTHER_ENERGY.search(norm, run.s_start, head.start)
+            if not bare and (prev is None or head.start - prev[0] > 400 or _OTHER_ENERGY.search(norm, run.s_start, head.start)
+                             or not _HULL_WORDS.search(norm, prev[0], prev[1])):
                 return "other"  # an energy per atom said to be a distance to the hull neither here nor just before
         value = n.value / 1000.0 if unit.startswith("meV") else n.value
         per_fu = unit.endswith("/fu") or (unit in ("eV", "meV") and _PER_FU_BEFORE.search(norm, max(run.s_start, head.start - 80),
@@ -870,6 +915,9 @@ _OTHER_EV = re.compile(r"\b(?:lowers?|raises?|reduces?|shifts?)\b[^.;\n]{0,40}\b
 _OTHER_FORM = re.compile(r"\bsingle[- ]layers?\b|\bmonolayer'?s?\b|\bbilayers?\b|\bfew-layers?\b|\bnanoribbons?\b|\bquantum dots?\b|\bnanosheets?\b", re.I)
 _FOR_COMPARISON = re.compile(r"\bfor\s+comparison\b", re.I)  # "anatase, for comparison, is 3.2 eV"
 # another polytype or phase named in a "For comparison" sentence: "3C-SiC", "the α-phase"
+# a compound named by an acronym as the subject of a comparison value ("CZTS itself gets"); method names are not compounds
+_ACRONYM_SUBJECT = re.compile(r"(?<![\w-])(?!(?:PBE|HSE|HSE06|DFT|GGA|LDA|SOC|MBJ|ARPES|STS|XPS|VASP|SCAN|DOS|TB|EELS|UPS|RPA|PAW)\b)"
+                              r"([A-Z]{3,6})\b(?:\s+itself)?\s+(?:gets|has|shows|gives|comes\s+out|sits|is|lies|reaches)\b")
 _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphases?\b|[αβγδ]-[A-Z]")
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
@@ -1032,6 +1080,13 @@ class MetallicityReader(_DFTReader):
                 or (_FOR_COMPARISON.search(norm, lo, head.start) and (cx.MINERAL.search(norm, lo, head.start)
                                                                       or _NAMED_FORM.search(norm, lo, head.start))):
             return "other_property"  # "For comparison, 3C-SiC has an experimental gap of 2.36 eV"
+        if _FOR_COMPARISON.search(norm, lo, head.start):
+            acronym = _ACRONYM_SUBJECT.search(norm, lo, head.start)
+            key = ("acronym-defined", acronym.group(1)) if acronym is not None else None
+            if key is not None and key not in scan.memo:
+                scan.memo[key] = f"({acronym.group(1)})" in norm  # once per acronym, not once per number
+            if key is not None and not scan.memo[key]:
+                return "other_property"  # "For comparison, CZTS itself gets about 0.1 eV": a related compound named by its acronym
         if _OTHER_FORM.search(norm, max(run.s_start, head.start - 150), head.start) and not _OTHER_FORM.search(question):
             return "other_property"  # a monolayer, a nanoribbon: another form of the asked bulk material
         paren = norm.rfind("(", max(run.s_start, head.start - 30), head.start)  # "The 2H polytype is a semiconductor (PBE gap 0.8 eV)"
@@ -1150,6 +1205,9 @@ _NOT_REACHED_AFTER = re.compile(r"[^.;\d\n]{0,60}?\b(?:is|are|was|were)\s+not\s+
 # "the naive expectation": "One might naively expect the spin-only 1 µB per Cu"
 _EXPECT_BEFORE = re.compile(r"\b(?:might|would|could)\s+(?:naively\s+|na[iï]vely\s+|at\s+first\s+)?expect\b[^.;\n]{0,40}$", re.I)
 # "Early reports of ferromagnetic Ni3C (~0.3 µB per Ni) are now put down to unreacted Ni": a value explained away
+_SP_BEFORE = re.compile(r"\bSlater ?[–-] ?Pauling\b", re.I)
+_SP_ONLY_CLOSE = re.compile(r"\b(?:close\s+to|near|approaching|just\s+(?:under|below|above|over)|slightly\s+(?:under|below|above|over)|"
+                            r"a\s+(?:little|bit)\s+(?:under|below|above|over|lower\s+than|higher\s+than))\s+(?:the\s+)?Slater ?[–-] ?Pauling\b", re.I)
 _EARLY_REPORT_BEFORE = re.compile(r"\b(?:early|earlier|older|initial|first)\s+(?:reports?|claims?|stud(?:y|ies)|papers?|measurements?)\b[^.;\n]{0,80}$", re.I)
 _EXPLAINED_AWAY_AFTER = re.compile(r"[^.;\n]{0,40}?\b(?:are|were|is|was|has\s+been|have\s+been)\s+(?:now\s+|since\s+|later\s+)?"
                                    r"(?:put\s+down|attributed|ascribed|traced(?:\s+back)?)\s+to\b", re.I)
@@ -1164,7 +1222,7 @@ _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 _SITE_GAP = re.compile(r"(?:\s*(?:\d[spdf]\^?\d{1,2}\b|\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
                        r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|essentially|practically|virtually|"
                        r"unpolari[sz]ed|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
-                       r"alone|sites?|atoms?|ions?|moments?|is|are|was))*\s*", re.I)
+                       r"alone|sites?|atoms?|ions?|sublattices?|moments?|is|are|was))*\s*", re.I)
 _BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>(?![ABC]\s*\))[A-Z][a-z]?)\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them|spin)\s+)?(?:(?:(?:that|which)\s+[\w+]+\s+(?:puts|places|finds)\s+)?(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk|[A-D])\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
@@ -1173,6 +1231,8 @@ _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carrie
                       rf"{cx.LINK}\s*$|\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
 # a moment in brackets after an ion whose clause goes on to sum the terms: "Cr³⁺ (3 µB) antiparallel to Re⁵⁺ (2 µB)
 # gives the ionic estimate 1 µB/f.u." (not a relative clause after a comma: "…, which leaves 2 µB", w15)
+# "the two Mn sublattices (≈ 2.9 and −2.3 µB) leave 0.6 µB/f.u.": the computed site moments in brackets, not ionic terms
+_SITE_LIST_PAREN = re.compile(r"\b(?:sublattices|sites)\s*\([^()\n]{0,40}$", re.I)
 _SUM_TERM_AFTER = re.compile(r"[ \t]*\)[^.,;\n]{0,50}?\b(?:gives?|giving|yields?|yielding|leaves?|leaving|sums?\s+to|adds?\s+up\s+to|"
                              r"results?\s+in)\b[^.;\n\d]{0,30}\d+(?:\.\d+)?[ \t]*µB")
 _CONSEQUENCE = re.compile(r"[,;]\s*(?:and\s+)?(?:so|hence|thus|therefore)\b", re.I)
@@ -1227,7 +1287,9 @@ _HIGHER_WITH = re.compile(r"\bhigher\b[^.;,\d]{0,15}\bwith\s*(?:about\s+|~\s*|�
 _IN_FORMULA_AFTER = re.compile(r"\s*(?:per\s+[A-Z][a-z]?\s+|(?:/|per\s+)f\.?u\.?\s+)?in\s+([A-Z][A-Za-z0-9]{1,15})\b")
 _MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[—–-]|with)\s*(?:about|approximately|~|≈)?\s*$", re.I)
 _TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)(?![a-z])[^|\n]{0,24}\|")  # "| m(In) | −0.04 µB |", "| m(Co), GGA+U |"
-_ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)per[_ \t]+(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]",
+_AVERAGE_SITE_BEFORE = re.compile(r"\b(?-i:([A-Z][a-z]?))\s+(?:atoms?\s+|ions?\s+|sites?\s+)?(?:(?:per|in\s+the)\s+(?:cell|f\.?u\.?|formula\s+unit)\s+)?"
+                                  r"(?:at|with|carrying)\s+(?:an?\s+)?(?:average|mean)\s+(?:(?:of|moment\s+of)\s+)?(?:(?:about|roughly)\s+|[~≈]\s*)?$", re.I)
+_ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)(?:per[_ \t]+|/[ \t]*)(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]",
                         re.I)  # a CSV or table row labelled "total_per_fu," or "| net per atom |"
 # "it rises to about 2.3 µB at expanded volume": a moment of another lattice
 _AT_OTHER_VOLUME = re.compile(r"\s*at\s+(?:an?\s+)?(?:expanded|larger|enlarged|compressed|strained)\s+(?:volume|lattice|cell)\b", re.I)
@@ -1450,10 +1512,15 @@ class MagnetismReader(_DFTReader):
             return "negated"
         if _PER_CLUSTER_AFTER.match(norm, n.end) or _ARTEFACT_NEXT.match(norm, run.s_end):
             return "other"
-        if _SUM_TERM_AFTER.match(norm, n.end):
+        if _SUM_TERM_AFTER.match(norm, n.end) and not _SITE_LIST_PAREN.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "Cr³⁺ (3 µB) antiparallel to Re⁵⁺ (2 µB) gives 1 µB/f.u.": the terms of an ionic sum
         if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
+        if _SP_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
+            if "sp_close" not in scan.memo:
+                scan.memo["sp_close"] = [m.start() for m in _SP_ONLY_CLOSE.finditer(norm)]
+            if any(p > n.end for p in scan.memo["sp_close"]):
+                return "other"  # "Slater–Pauling gives 1 µB/f.u. … total 1.05 µB/f.u., close to the Slater–Pauling value": a reference only approached
         if _NOT_REACHED_AFTER.match(norm, n.end):
             return "other_property" if _GJJ_NEAR.search(norm, max(run.s_start, n.start - 40), min(run.s_end, n.end + 40)) else "other"
         lo = max(run.s_start, n.start - 50)
@@ -1524,6 +1591,9 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        average = _AVERAGE_SITE_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start)
+        if average is not None and average.group(1) in ELEMENTS and average.group(1) not in _NOT_ELEMENTS:
+            return "element:" + average.group(1)  # "22 Fe per cell at an average 2.24 µB": the mean moment of one Fe
         site = _SITE_VERB_AFTER.match(norm, n.end)
         if site is not None:  # "0.28 µB induced on Pt", "3 µB sits on every Cr", "0.1 µB spilling onto the oxygens"
             el = site.group("el") or ELEMENT_NAMES.get((site.group("name") or "").lower())
