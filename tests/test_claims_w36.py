@@ -6,24 +6,12 @@ fresh here (not copied from the corpus)."""
 
 from __future__ import annotations
 
-from claim_reading import claims, reasons, values
+from claim_reading import values
 from matpcr_plugins.dft.oracles import MagnetismOracle, MetallicityOracle, StabilityOracle
 from matpcr_plugins.sem.oracle import SEMOracle
-from test_claims_w20 import gap_q, hull_q, magnet_q
+from test_claims_w35 import gaps, hulls, moments
 
 SEM, STABILITY, METALLICITY, MAGNETISM = SEMOracle(), StabilityOracle(), MetallicityOracle(), MagnetismOracle()
-
-
-def gaps(text: str, formula: str = "ZnSiP2") -> list[object]:
-    return values(METALLICITY, text, gap_q(formula), kind="band_gap")
-
-
-def hulls(text: str, formula: str = "CaTiSiO5") -> list[object]:
-    return values(STABILITY, text, hull_q(formula), kind="e_above_hull")
-
-
-def moments(text: str, formula: str = "NiCr2O4") -> set[tuple[float, str]]:
-    return {(v, u) for k, v, u in claims(MAGNETISM, text, magnet_q(formula)) if k == "magnetic_moment"}
 
 
 # -- sem ------------------------------------------------------------------------------------------------

@@ -1204,10 +1204,11 @@ _NOT_REACHED_AFTER = re.compile(r"[^.;\d\n]{0,60}?\b(?:is|are|was|were)\s+not\s+
                                 r"[^.;\d\n]{0,20}?\b(?:serves?|is\s+used|counts?)\s+(?:only\s+)?as\s+(?:an?\s+)?(?:upper|lower|rough)?\s*(?:reference|bound|limit)\b", re.I)
 # "the naive expectation": "One might naively expect the spin-only 1 µB per Cu"
 _EXPECT_BEFORE = re.compile(r"\b(?:might|would|could)\s+(?:naively\s+|na[iï]vely\s+|at\s+first\s+)?expect\b[^.;\n]{0,40}$", re.I)
-# "Early reports of ferromagnetic Ni3C (~0.3 µB per Ni) are now put down to unreacted Ni": a value explained away
+# a Slater–Pauling value the result only comes "close to" is a reference, not the moment
 _SP_BEFORE = re.compile(r"\bSlater ?[–-] ?Pauling\b", re.I)
 _SP_ONLY_CLOSE = re.compile(r"\b(?:close\s+to|near|approaching|just\s+(?:under|below|above|over)|slightly\s+(?:under|below|above|over)|"
                             r"a\s+(?:little|bit)\s+(?:under|below|above|over|lower\s+than|higher\s+than))\s+(?:the\s+)?Slater ?[–-] ?Pauling\b", re.I)
+# "Early reports of ferromagnetic Ni3C (~0.3 µB per Ni) are now put down to unreacted Ni": a value explained away
 _EARLY_REPORT_BEFORE = re.compile(r"\b(?:early|earlier|older|initial|first)\s+(?:reports?|claims?|stud(?:y|ies)|papers?|measurements?)\b[^.;\n]{0,80}$", re.I)
 _EXPLAINED_AWAY_AFTER = re.compile(r"[^.;\n]{0,40}?\b(?:are|were|is|was|has\s+been|have\s+been)\s+(?:now\s+|since\s+|later\s+)?"
                                    r"(?:put\s+down|attributed|ascribed|traced(?:\s+back)?)\s+to\b", re.I)
