@@ -21,6 +21,7 @@ from typing import Any
 
 from matpcr_plugins.datasources.catalog import MIRROR, RAW
 from matpcr_plugins.datasources.derive import builder
+from matpcr_plugins.datasources import xrdml
 from matpcr_plugins.datasources.xrdml import XRDML_FOLDER
 
 # the commit each origin is pinned to (SOURCES.md)
@@ -35,7 +36,7 @@ COMMITS = {
     "dans": ("DanPorter/Dans_Diffraction", "092b63ed70fe7bb49e37b04fb56352103beae5e2"),
     "autoanalyzer": ("njszym/XRD-AutoAnalyzer", "bf32082521e45c0fcf5cf9ae9bd1321e76bf9012"),
     "sp8rks": ("sp8rks/MaterialsInformatics", "f61eb24e6355545df25625e47599562d14391136"),
-    "dara": ("jrneilson/dara", "a90c43fe6d97050e76a13d89926bef2bd6dbecc7"),
+    "dara": (xrdml.REPOSITORY, xrdml.COMMIT),  # the converted files name it in their header
 }
 REFINEMENT = "HW/HW_spring_2026/HW3/data/powderXRD"
 
