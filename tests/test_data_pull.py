@@ -145,11 +145,15 @@ def xrdml_like(data_dir: Path, upstream_name: str) -> bytes:
 
 
 def upstream_input(data_dir: Path, name: str, path: str) -> bytes:
-    """An upstream file that only feeds a local build: the real copy in tests/data/upstream, else (DARA) one
-    written by :func:`xrdml_like`."""
+    """An upstream file that only feeds a local build: the real copy in tests/data/upstream, else one written
+    in the upstream format from the staged files (DARA: :func:`xrdml_like`; MP-40: ``chemeleon_like``)."""
     leaf = path.rsplit("/", 1)[-1]
     if (UPSTREAM / leaf).exists():
         return (UPSTREAM / leaf).read_bytes()
+    if name == "mp40_chemeleon":
+        from test_data_mp40 import chemeleon_like
+
+        return chemeleon_like(data_dir, leaf.removesuffix(".csv"))
     assert name == "xrd_dara_precursor_mixtures", path
     return xrdml_like(data_dir, leaf)
 

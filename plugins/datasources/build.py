@@ -21,7 +21,7 @@ from typing import Any
 
 from matpcr_plugins.datasources.catalog import MIRROR, RAW
 from matpcr_plugins.datasources.derive import builder
-from matpcr_plugins.datasources import xrdml
+from matpcr_plugins.datasources import mp40, xrdml
 from matpcr_plugins.datasources.xrdml import XRDML_FOLDER
 
 # the commit each origin is pinned to (SOURCES.md)
@@ -96,7 +96,7 @@ def inputs(data: Path) -> dict[str, list[dict[str, Any]]]:
     piezo = [{"path": "Piezoelectric_renewed.csv", "url": raw("piezo", "Piezoelectric_renewed.csv")}]
     dara = [{"path": f"{XRDML_FOLDER}/{row['original_file'].rsplit('/', 1)[1]}", "url": raw("dara", row["original_file"])}
             for row in _index(data / "xrd_dara_precursor_mixtures", "index.csv").values()]
-    return {"mp_piezo_features": piezo, "xrd_dara_precursor_mixtures": dara}
+    return {"mp_piezo_features": piezo, "xrd_dara_precursor_mixtures": dara, "mp40_chemeleon": mp40.inputs()}
 
 
 def build(data: Path) -> dict[str, list[dict[str, Any]]]:

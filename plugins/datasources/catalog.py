@@ -108,7 +108,7 @@ SETS: dict[str, dict[str, Any]] = {
         title="MP (2024) entries with CIF, hull energy and band gap (2,861)",
         repository="hspark1212/chemeleon", licence=f"MIT repository; {MP_CC_BY}",
         citation="Park et al., Chemeleon (2024); Jain et al. (2013) (Materials Project)", redistributable=True,
-        embedded="mp40_chemeleon", notes="union of four upstream CSVs: from matpcr's mirror"),
+        embedded="mp40_chemeleon", notes="union of four upstream CSVs, rebuilt locally"),
     "mp_multifidelity_gaps": dict(
         title="Band gaps by MP id (PBE, HSE, GLLB-SC, SCAN) and experimental gaps",
         repository="materialsvirtuallab/megnet", commit="6b7ad60acae97daa005ddaaf425c8d9089694c55",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from matpcr.errors import DataError
-from matpcr_plugins.datasources import indexes, xrdml
+from matpcr_plugins.datasources import indexes, mp40, xrdml
 
 
 def raman_index(folder: Path, origin: dict[str, str]) -> bytes:
@@ -154,6 +154,7 @@ BUILDERS: dict[tuple[str, str], Callable[[Path, dict[str, str]], bytes]] = {
     ("xrd_autoanalyzer_limntiof", "reference_index.csv"): indexes.autoanalyzer_reference_index,
     ("sem_bam_tio2", "metadata.csv"): indexes.sem_metadata,
     ("xrd_dara_precursor_mixtures", "index.csv"): xrdml.index_csv,
+    ("mp40_chemeleon", "mp40_union.csv"): mp40.union_csv,
 }
 #: (data set, glob) -> builder(set folder, origin, file path): one conversion per file
 CONVERTERS: dict[tuple[str, str], Callable[[Path, dict[str, str], str], bytes]] = {
