@@ -144,12 +144,38 @@ def xrdml_like(data_dir: Path, upstream_name: str) -> bytes:
     return ET.tostring(root, xml_declaration=True, encoding="utf-8")
 
 
+_MATTERVIZ_LIKE: dict[str, Path] = {}
+
+
+def _matterviz_like(name: str, path: str) -> bytes:
+    """matterviz's ``.json.gz`` files, written once per set from the staged files (``test_data_matterviz``)."""
+    import tempfile
+
+    from test_data_matterviz import write_alexandria_upstream, write_mp_upstream
+
+    if name not in _MATTERVIZ_LIKE:
+        folder = Path(tempfile.mkdtemp(prefix=f"matterviz-{name}-"))
+        (write_alexandria_upstream if name == "alexandria_ternary_hull" else write_mp_upstream)(folder)
+        _MATTERVIZ_LIKE[name] = folder
+    return (_MATTERVIZ_LIKE[name] / path).read_bytes()
+
+
 def upstream_input(data_dir: Path, name: str, path: str) -> bytes:
     """An upstream file that only feeds a local build: the real copy in tests/data/upstream, else one written
-    in the upstream format from the staged files (DARA: :func:`xrdml_like`; MP-40: ``chemeleon_like``)."""
+    in the upstream format from the staged files (DARA: :func:`xrdml_like`; MP-40: ``chemeleon_like``; megnet and matsciml: ``megnet_like``, ``devset_lmdb_bytes``; matterviz: ``_matterviz_like``)."""
     leaf = path.rsplit("/", 1)[-1]
     if (UPSTREAM / leaf).exists():
         return (UPSTREAM / leaf).read_bytes()
+    if name == "mp_multifidelity_gaps":
+        from test_data_devsets import megnet_like
+
+        return megnet_like(data_dir)
+    if name == "computed_materials_devsets":
+        from test_data_devsets import devset_lmdb_bytes
+
+        return devset_lmdb_bytes(data_dir, path)
+    if name in ("alexandria_ternary_hull", "mp_chemsys_hull_entries"):
+        return _matterviz_like(name, path)
     if name == "mp40_chemeleon":
         from test_data_mp40 import chemeleon_like
 
@@ -215,7 +241,7 @@ def test_pull_one_set_through_the_cli(origin: Origin, data_dir: Path, tmp_path: 
     assert pulled == staged and len(pulled) == 89
     assert all(_sha(target / p) == _sha(data_dir / p) for p in pulled)
     assert not list(target.rglob("*.part"))
-    # the patterns came from their origin paths (PV-Lab/autoXRD at the pinned commit), the index from the mirror
+    # the patterns came from their origin paths (PV-Lab/autoXRD at the pinned commit); the index was built locally
     paths = {p for p, _ in origin.requests}
     assert "/raw.githubusercontent.com/PV-Lab/autoXRD/2fc398059ff16a5cab67b0afcbc69f68748586b8/Datasets/Experimental/" \
            "Fm-3m/CsAgBiBr-LIT_2-Theta_Omega.xy" in paths

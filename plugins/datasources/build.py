@@ -5,8 +5,8 @@
 For every file of the staged directory's ``MANIFEST.sha256`` it records the sha256 and size, and where
 ``matpcr data pull`` gets the file: its public origin (a raw URL pinned to a commit) when the staged file
 is the unmodified upstream file, a member of an upstream zip archive, ``derive`` when matpcr rebuilds it
-locally from the downloaded files (``derive.BUILDERS``: index tables and summaries), or matpcr's data
-mirror for the files matpcr converted from openly licensed sets (CSV/JSON/XY conversions, index tables).
+locally from the downloaded files (``derive.BUILDERS``: index tables, summaries and format conversions). A
+staged file with no rule is an error: every file must come from its origin.
 The rules below follow SOURCES.md of the staged directory, set by set.
 """
 
@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from matpcr_plugins.datasources.catalog import MIRROR, RAW
+from matpcr_plugins.datasources.catalog import RAW
 from matpcr_plugins.datasources.derive import builder
-from matpcr_plugins.datasources import mp40, xrdml
+from matpcr_plugins.datasources import devsets, matterviz, mp40, xrdml
 from matpcr_plugins.datasources.xrdml import XRDML_FOLDER
 
 # the commit each origin is pinned to (SOURCES.md)
@@ -55,7 +55,6 @@ def _index(data: Path, rel: str, key: str = "file") -> dict[str, dict[str, str]]
 
 def source_of(data: Path, name: str, path: str) -> dict[str, Any]:
     """Where ``name/path`` comes from: ``{"url": ...}``, ``{"url": ZIP, "member": ...}`` or ``{"derive": True}``."""
-    mirror = {"url": f"{MIRROR}/{name}/{path}"}
     if builder(name, path) is not None:
         return {"derive": True}
     if name == "raman_rruff":
@@ -82,12 +81,13 @@ def source_of(data: Path, name: str, path: str) -> dict[str, Any]:
             return {"url": raw("autoanalyzer", "Example/References/" + path.split("/", 1)[1])}
     if name == "xrd_rruff_powder_refinement":
         if path == "index.csv":
-            return {}  # RRUFF's refined cells, tabulated by the staging: not mirrored, and no loader reads it
+            return {}  # RRUFF's refined cells, tabulated by the staging: not rebuilt, and no loader reads it
         archive = "Refinement_Data.zip" if path.startswith("cell_refinement_data/") else "Refinement_Output_Data.zip"
         return {"url": raw("sp8rks", f"{REFINEMENT}/{archive}"), "member": path.split("/", 1)[1]}
     if name == "msqa":
         return {}  # pulled whole from its origin through `datasets` (see catalog.fetch_msqa)
-    return mirror
+    raise SystemExit(f"{name}/{path}: no origin and no local build for this staged file; add one to build.py "
+                     "or derive.py")
 
 
 def inputs(data: Path) -> dict[str, list[dict[str, Any]]]:
@@ -96,7 +96,9 @@ def inputs(data: Path) -> dict[str, list[dict[str, Any]]]:
     piezo = [{"path": "Piezoelectric_renewed.csv", "url": raw("piezo", "Piezoelectric_renewed.csv")}]
     dara = [{"path": f"{XRDML_FOLDER}/{row['original_file'].rsplit('/', 1)[1]}", "url": raw("dara", row["original_file"])}
             for row in _index(data / "xrd_dara_precursor_mixtures", "index.csv").values()]
-    return {"mp_piezo_features": piezo, "xrd_dara_precursor_mixtures": dara, "mp40_chemeleon": mp40.inputs()}
+    local = {name: [{"path": p, "url": u} for p, u in files] for name, files in devsets.INPUTS.items()}
+    return {"mp_piezo_features": piezo, "xrd_dara_precursor_mixtures": dara, "mp40_chemeleon": mp40.inputs(), **local,
+            **matterviz.inputs()}
 
 
 def build(data: Path) -> dict[str, list[dict[str, Any]]]:

@@ -3,9 +3,8 @@
 The per-file part (URL, sha256, size) is ``manifest.json`` beside this module, built from the staged data
 directory by ``python -m matpcr_plugins.datasources.build``. Files that are the unmodified upstream files
 come from their origin at a pinned commit; index tables, summaries and conversions that the downloaded files
-determine are rebuilt locally (``derive``); the files matpcr converted from openly licensed sets that it cannot
-rebuild from files it downloads come from matpcr's data mirror (``MIRROR``); MSQA comes whole from its origin and
-is read with the ``datasets`` JSON loader.
+determine are rebuilt locally (``derive``), so no set depends on a copy hosted by matpcr; MSQA comes whole from
+its origin and is read with the ``datasets`` JSON loader.
 """
 
 from __future__ import annotations
@@ -24,9 +23,6 @@ from matpcr.errors import DataError
 log = logging.getLogger("matpcr.data")
 
 RAW = "https://raw.githubusercontent.com"
-#: matpcr's mirror of the files it converted from openly licensed sets (CSV/JSON/XY conversions and index
-#: tables), laid out like the data directory. ``$MATPCR_DATA_MIRROR`` points it elsewhere.
-MIRROR = "https://raw.githubusercontent.com/matpcr/matpcr-data/v1"
 EMBEDDED = Path(__file__).resolve().parent.parent / "embedded_data"
 
 MSQA_URL = f"{RAW}/jerry3027/MSQA/e02ae318f42c115f41a516766b66c5a8810d2bd9/data/MSQA_Dataset.json"
@@ -92,7 +88,7 @@ SETS: dict[str, dict[str, Any]] = {
         title="Alexandria PBE (98) and OQMD (200) devsets, 11 MP entries",
         repository="IntelLabs/matsciml, sparks-baird/mp-time-split", licence="CC-BY-4.0; MIT repositories",
         citation="Schmidt et al., Adv. Mater. 2023 (Alexandria); Saal et al., JOM 2013 (OQMD)", redistributable=True,
-        notes="decoded from LMDB pickles: from matpcr's mirror"),
+        notes="decoded locally from the matsciml LMDB pickles"),
     "mp_piezo_features": dict(
         title="MP entries with gap, hull energy and magnetization (1,705)",
         repository="jeffreyhusc/PiezoelectricML", commit="1c4987c1acfc478eaba2f488ba6d012c3f067912",
@@ -143,15 +139,10 @@ def manifest() -> dict[str, list[dict[str, Any]]]:
     return expand(json.loads(Path(__file__).with_name("manifest.json").read_text(encoding="utf-8")))
 
 
-def _mirror(url: str) -> str:
-    other = os.environ.get("MATPCR_DATA_MIRROR")
-    return other.rstrip("/") + url[len(MIRROR):] if other and url.startswith(MIRROR) else url
-
-
 def dataset(name: str) -> DataSet:
     meta = dict(SETS[name])
     files = manifest().get(name, [])
-    remote = [RemoteFile(f["path"], _mirror(f["url"]), f["sha256"], f["size"], f.get("member"))
+    remote = [RemoteFile(f["path"], f["url"], f["sha256"], f["size"], f.get("member"))
               for f in files if "url" in f]
     derived = {f["path"]: f["sha256"] for f in files if f.get("derive")}
     origin = {f["path"]: f["url"] for f in files if "url" in f}

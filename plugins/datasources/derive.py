@@ -1,5 +1,5 @@
-"""Files matpcr rebuilds locally after a pull, so that a set comes whole from its origin (index tables,
-and summaries of sets whose terms do not let matpcr mirror them).
+"""Files matpcr rebuilds locally after a pull, so that every set comes whole from its origin (index tables,
+summaries, unions and format conversions: ``indexes``, ``xrdml``, ``mp40``, ``devsets``, ``matterviz``).
 
 Each builder reproduces the staged file byte for byte from the files downloaded from the origin; the
 result is checked against the shipped manifest like a download.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from matpcr.errors import DataError
-from matpcr_plugins.datasources import indexes, mp40, xrdml
+from matpcr_plugins.datasources import devsets, indexes, matterviz, mp40, xrdml
 
 
 def raman_index(folder: Path, origin: dict[str, str]) -> bytes:
@@ -155,6 +155,8 @@ BUILDERS: dict[tuple[str, str], Callable[[Path, dict[str, str]], bytes]] = {
     ("sem_bam_tio2", "metadata.csv"): indexes.sem_metadata,
     ("xrd_dara_precursor_mixtures", "index.csv"): xrdml.index_csv,
     ("mp40_chemeleon", "mp40_union.csv"): mp40.union_csv,
+    **devsets.OUTPUTS,
+    **matterviz.OUTPUTS,
 }
 #: (data set, glob) -> builder(set folder, origin, file path): one conversion per file
 CONVERTERS: dict[tuple[str, str], Callable[[Path, dict[str, str], str], bytes]] = {
