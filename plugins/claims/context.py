@@ -171,7 +171,12 @@ RETRACT_AFTER = re.compile(r"—\s*no\b(?!\s+(?:(?:net|local|magnetic|spin|order
                            r"recalculat\w*|recomput\w*|redo|re-?check\w*|correcting\b|scratch that|let me re\w+|mis-?add\w*|I\s+forgot)\b", re.I)
 RETRACT_LEAD = re.compile(r"[\s*_]*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:label|scale|bar|units?)|sorry|wait|hmm+|oops|no(?=\s*[,—–.!:;-])|no,?\s+(?:wait|that|actually)\b|actually|correction|hold on|on second thought|scratch that|"
                           r"that(?:'s| is| was) (?:wrong|incorrect|not right)|(?:this|that) (?:is|was) (?:wrong|a mistake)|"
-                          r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*)", re.I)
+                          r"i made (?:a|an) (?:mistake|error)|let me re\w+|that\s+(?:does\s+not|doesn't)\s+match|i\s+mis-?add\w*|"
+                          # the next sentence calls the value impossible: "… = 4.1 µm? That can't be — the rod is thinner
+                          # than the bar.", "That is far too small for a grain — re-reading the bar, it says 5 µm."
+                          r"that\s+(?:can(?:'|’)t|cannot|can\s+not)\s+be(?:\s+right|\s+correct)?(?=\s*[—–,.!;:-])|"
+                          r"that(?:'s|\s+is|\s+was)\s+(?:(?:far|much|way)\s+)?too\s+(?:big|large|small)\b"
+                          r"(?=[^.;\n]{0,60}?\b(?:re-?read\w*|redo\w*|re-?measur\w*|re-?check\w*|let\s+me\s+re\w+)))", re.I)
 # "712 cm⁻¹? No — that is the ring deformation and it is weaker": a "no" that only demotes the band in the ranking
 RANKING_ONLY = re.compile(r"[\s*_]*(?:[—–-]\s*)?no\s*[,—–.!:;-]\s*(?:that|it|this)(?:'s|\s+is|\s+was)\s+[^.;\n]{0,60}?"
                           r"\b(?:weaker|less\s+intense|not\s+the\s+(?:strongest|main|most\s+intense|dominant))\b", re.I)

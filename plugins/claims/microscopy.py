@@ -14,18 +14,26 @@ from matpcr_plugins.claims import context as cx
 from matpcr_plugins.claims.numbers import Number
 from matpcr_plugins.claims.reader import QuantityReader, Run, Scan, Template
 
-TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7}
+TO_NM = {"nm": 1.0, "um": 1e3, "mm": 1e6, "angstrom": 0.1, "pm": 1e-3, "cm": 1e7, "m": 1e9}
 
-_INSTRUMENT = cx.attached(r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpixel(?: size)?\b|\bfield of view\b|\bFOV\b|"
+# (a value the image file stores is the instrument's: "a bit above the stored 4.96 nm", "the metadata value of 12.4 µm")
+_INSTRUMENT = cx.attached(r"\bstored\b|\bmetadata(?:'s)?\b|\bheader(?:'s)?\b|"
+                          r"\bWD\b|\bworking distance\b|\bspot(?: size)?\b|\bpixel(?: size)?\b|\bfield of view\b|\bFOV\b|"
                           r"\bHFW\b|\bfield width\b|\bimage (?:width|height|size)\b|\bscale ?bar(?:\s+(?:of|labell?ed|length|reads|shows))?\b|"
                           r"\bresolution\b|\bresolv(?:es|ing|able)\b|\baperture\b|\bprobe(?: size| current)?\b|\bbeam\b|\bEHT\b|\bvoltage\b|"
                           r"\bMag\s*=|\btilt\b|\bcoat(?:ed|ing)?\b|\bsputter\w*|\bcalibration\b|\bper pixel\b|\bmarker\b|\bbar\b|\blabell?ed\b")
-_OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|\blattice\b(?!\s+(?:pitch|period))|"
+# (a crystal lattice is another property, but not a hexagonal or square lattice of the imaged features: "the pits sit
+# on a square lattice about 30 px apart (≈ 150 nm)"; a reference material's certificate is, as its certified value
+# is: "the certificate states 102 ± 3 nm"; so is a batch named by what sets it apart: "the 80 °C batch gave ~60 nm
+# cubes")
+_OTHER = re.compile(r"\bcrystallite\b|\bScherrer\b|\bXRD\b|\bcoherent\b|\bwavelength\b|"
+                    r"(?<!hexagonal )(?<!square )(?<!triangular )\blattice\b(?!\s+(?:pitch|period))|"
                     r"\bd-?spacing\b|\binterlayer\s+spacing\b|\bd_?\(?\d{3}\)?(?=\s*[=:≈~])|\brated\b|\bcommercial(?:ly)?\b|\bnominal(?:ly)?\b|\bmanufacturer\b|\bliterature\b|\breported(?:ly)?\b|"
                     r"\bdatasheet\b|\baspect ratio\b|\bratio\b|\bperimeter\b|\bcircumference\b|\boutline length\b|"
                     r"\bAFM\b|\bTEM\b|\bDLS\b|\bBET\b|\bfringes?\b|\bhydrodynamic\b|\bsuppliers?\b|\bvendors?\b|\bquot(?:es|ed)\b|"
                     r"\bspecifications?\b|\btarget(?:s|ed)\b|\bLSPR\b|\bplasmon\w*|\bUV-?vis\w*|\babsorption\b|\bemission\b|"
-                    r"\bphotoluminescence\b|\blaser[- ]diffraction\b|\bZ-?average\b|\bcertified\b|\bprevious\s+(?:batch|sample|run)\b|"
+                    r"\bphotoluminescence\b|\blaser[- ]diffraction\b|\bZ-?average\b|\bcertifi(?:ed|cate)\b|\bprevious\s+(?:batch|sample|run)\b|"
+                    r"\b(?:the|an?|our)\s+(?!(?:same|this|current|present)\b)(?:[^\s,;:()]+\s+){1,2}?batch(?:es)?\b|"
                     r"\breference\b(?!\s+(?:bar|scale|length|marker))|\bRM\s*\d|\bSAXS\b|\bBJH\b|\bsorption\b|\bporosimetry\b|"
                     r"\bcross-?section(?:al)?\s+(?:image|micrograph|view|SEM|FIB|TEM)\b|\bseparate\s+(?:image|micrograph)\b|\bFIB\b|"
                     r"\bprofilomet\w*|\bellipsomet\w*|\bnot the one asked\b|\b(?:second|another|other|different)\b[,\s]+(?:[\w-]+\s+){0,2}?(?:micrograph|image)\b|"
@@ -95,17 +103,26 @@ _FEATURE = re.compile(r"\bparticles?\b|\bgrains?\b|\bfeatures?\b|\bdiameter\b|\b
 # a sample-preparation layer: "on a 20 nm ZnO seed layer", "a 5 nm Pt coating"
 _PREP_AFTER = re.compile(r"\s*(?:of\s+)?(?:sputter(?:ed|-coated)|evaporated)\b|\s*(?:thick\s+)?(?:[A-Z][A-Za-z0-9]*\s+)?(?:seed|buffer|adhesion|conductive|sputtered|carbon|gold|Au|Pt|Cr|"
                          r"Ir)\s*(?:sputter\s+)?(?:layer|coating|coat|film)\b")
-# distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"
-_SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b")
-# not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique
+# distances between features of the micrograph are features too: "spacing between wire centres: ≈ 250 nm"; the
+# pixel count apart and its length in brackets: "the dimples sit about 18 px apart (≈ 90 nm)"
+_SEM_DISTANCE = cx.attached(r"\bspacing between\b[^.\n]{0,30}|\bseparat(?:ed|ion)\b|\bdistance\b|\bpitch\b|\bperiod\b|\bapart\b")
+# not a feature of this micrograph: growth seeds, a hydration or ligand shell inferred from another technique, a
+# specimen's gauge ("Specimen: 4 mm gauge length")
 _NOT_FEATURE_AFTER = re.compile(r"[^.;\n]{0,20}?\b(?:are|is|lies?|falls?)\s+below\s+(?:the\s+)?resolution\b|"
                                 r"[^.;\n]{0,40}?\bbelow\s+what\s+(?:the\s+|this\s+)?(?:[\w-]+\s+)?(?:can|could)\s+resolve\b|"
-                                r"[^.;\n]{0,40}?\b(?:extends?|lies?|is|are)\s+(?:beyond|outside)\s+(?:the\s+)?field\s+of\s+view\b|"
+                                # a material's size limit named after its number: "cobalt's ~70 nm single-domain limit"
+                                r"\s*(?:superparamagnetic|single[- ]domain)\s+(?:size|limit|blocking|threshold)\b|"
+                                # the support under the imaged object: "the tint comes from the 90 nm Si3N4 beneath the sheet"
+                                r"\s*(?:[^\s.,;()]+\s+)?(?:under(?:neath)?|beneath)\s+(?:the|this|each|every)\s+(?:[\w-]+\s+)?"
+                                r"(?:flakes?|sheets?|particles?|crystals?|(?:nano)?wires?|grains?|cells?|platelets?)\b|"
+                                # outside the frame: "a void 0.2 mm deep, far outside this 60 µm wide frame", "(1.1 mm, off-frame)"
+                                r"[^.;\n]{0,40}?(?:\b(?:extends?|lies?|is|are|well|far)\s+(?:beyond|outside)\s+(?:the\s+|this\s+)?(?:[\w-]+\s+){0,3}?"
+                                r"(?:field\s+of\s+view|frame|image|micrograph)\b|\boff[- ](?:frame|image|screen)\b)|"
                                 r"[^.;\n]{0,40}?\b(?:is|are)\s+(?:far\s+|much\s+)?(?:larger|bigger|wider|longer)\s+than\s+(?:the\s+|this\s+)?(?:whole\s+)?(?:field\s+of\s+view|image|frame|micrograph)\b|"
                                 r"\s*(?:[\w-]+\s+)?wavelength\b|"
                                 r"\s*(?:in\s+\w+\s+)?\(\s*not\s+(?:imaged|visible|shown|measured)\b|"
                                 r"\s*(?:ones?|particles?|flowers?|crystals?|grains?)\s+(?:grown|made|synthesi[sz]ed|prepared)\s+(?:at|in|with|by|from)\b|\s*(?:[\w-]+\s+)?seeds?\b|\s*(?:hydration|solvation|ligand)\s+(?:layer|shell)\b|"
-                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold)\b|"
+                                r"\s*(?:[\w-]+\s+){0,2}(?:crystallite|Scherrer)\b|\s*equivalent\s+spher|\s*(?:[\w-]+\s+)?(?:nozzle|needle|die|mask|mould|mold|gauge)\b|"
                                 r"\s*(?:spray|stand-?off|nozzle|throw|target)[- ]distance\b|\s*(?:starting\s+|precursor\s+|raw\s+)?powders?\b|\s*(?:of\s+)?(?:thermal|native)\s+oxide\b|\s*(?:colloidal\s+silica|diamond\s+(?:paste|suspension)|alumina\s+(?:powder|suspension))\b|\s*(?:[^\s.,;]+\s+){0,2}?(?:leaf|foil|wafer)\b", re.I)
 # the source a feature was made from: "a splat this size from a ~25 µm particle is reasonable"
 _SOURCE_BEFORE = re.compile(r"\b(?:from|out\s+of)\s+(?:an?|one|each|the)\s+(?:~\s*|≈\s*|about\s+|roughly\s+)?$", re.I)
@@ -114,12 +131,25 @@ _SOURCE_AFTER = re.compile(r"\s*(?:[\w-]+\s+)?(?:particles?|droplets?|powders?|f
 _PIXEL_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*(?:\*\*)?(?:pixel(?:\s+size)?|px(?:\s+size)?|calibration|nm\s*/\s*px)(?:\*\*)?\s*[:=]",
                          re.I)
 _VERB_AFTER_ASIDE = re.compile(r"\s*(?:is|was|are|were)\s+(?:about|approximately|roughly|around|~|≈)?\s*", re.I)
-_BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
+# (a markdown table row is one label too, its first cell naming the method: "| AFM, tapping mode | 14 nm |")
+_BULLET = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)]|\|)[ \t]+")
+# a YAML block headed by another technique: the keys indented under "tem:" ("tem:\n  rod_width_nm: 38") are its values
+_BLOCK_HEAD = re.compile(r"[ \t]*(?:[-*][ \t]*)?(?P<key>[^\n:#]{1,40}):[ \t]*(?:#[^\n]*)?")
+_TECHNIQUE_WORD = re.compile(rf"\b{_TECHNIQUE}\b", re.I)
 # a value set off by a comma after the noun it belongs to: "the Scherrer size from the (101) reflection, 21 nm"
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|only|just)?\s*")
 # a pixel's size, not a feature's: "79 px × 25 nm", "52 px at 5 nm each", "6.25 nm\per px", "8 nm px^-1"
 _PIXEL_COUNT_BEFORE = re.compile(r"\d\s*(?:px|pixels?)\s*(?:×|x|\*|·|at|of)\s*$", re.I)
 _PER_PIXEL_AFTER = re.compile(r"\s*(?:\([^()\n]{1,12}\)\s*|\)\s*)?(?:each\b|\\per\s*px\b|px\s*\^\s*-1|per\s+(?:px|pixel)\b|/\s*(?:px|pixel)\b)", re.I)
+# the smallest and largest of a population written as a pair, a range: "min 31 nm, max 74 nm" (each end alone is not a
+# size of a typical feature)
+_MIN_BEFORE = re.compile(r"\bmin(?:imum)?\.?\s*[=:]?\s*[~≈]?\s*$", re.I)
+_MAX_AFTER = re.compile(r"\s*[,;/]?\s*(?:and\s+)?max(?:imum)?\.?\s*[=:]?\s*[~≈]?\s*\d", re.I)
+_MAX_BEFORE = re.compile(r"\bmin(?:imum)?\.?\s*[=:]?\s*[~≈]?\s*\d+(?:\.\d+)?\s*(?:nm|µm|mm|Å)?\s*[,;/]?\s*(?:and\s+)?"
+                         r"max(?:imum)?\.?\s*[=:]?\s*[~≈]?\s*$", re.I)
+# a next question the model invents after its answer: "Answer: 96 nm\n\nQuestion: A micrograph of ZnO rods …"
+_NEXT_QUESTION = re.compile(r"^[ \t>#*]*question[ \t*]*:", re.I | re.M)
+_ANSWER_LINE_START = re.compile(r"^[ \t>#*-]*(?:final\s+)?answer\b", re.I | re.M)
 # a rate, not a length: "800 mm/s", "3.1 µm/h"
 _RATE_AFTER = re.compile(r"\s*(?:/\s*(?:s|sec|min|h|hr)\b|per\s+(?:second|minute|hour)\b)", re.I)
 # an imaging setting named after its value: "4.8 mm working distance", "a 1 nm beam spot"
@@ -130,7 +160,9 @@ _PIXEL_CALC_BEFORE = re.compile(r"\b(?:pixel|px)(?:\s+size)?\s*[=:]\s*[\d.\s/÷�
 # a length divided by a pixel count, with no feature named before it: "10 µm / 200 px = 0.05 µm" is the pixel size
 _PER_PIXEL_CALC_BEFORE = re.compile(r"/\s*\d+(?:[.,]\d+)?\s*(?:px|pixels?)\s*=\s*$", re.I)
 _EXPLICIT_BEFORE = re.compile(r"\b(?:width|length|thickness|spacing|pitch)\b", re.I)
-_FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:field(?:\s+of\s+view)?|frame|FOV)\b", re.I)
+# the frame's own size, also with its dimension word: "a 1.28 µm × 0.96 µm field", "this 25 µm wide frame"
+_FIELD_AFTER = re.compile(r"\s*(?:×\s*\d+(?:\.\d+)?\s*(?:nm|µm|um|mm)\s*)?(?:(?:wide|across|tall|high)\s+)?(?:field(?:\s+of\s+view)?|frame|FOV)\b",
+                          re.I)
 # a candidate reading the chain turns down: "44 nm, if the 11 px were a radius — it is not"
 _IF_REJECTED_AFTER = re.compile(r"\s*,?\s*if\b[^\n;.]{0,80}?(?:—|–|,)\s*(?:wrong|incorrect|it\s+is\s+not|it\s+isn't|not\s+so)\b", re.I)
 _OTHER_STATE_AFTER = re.compile(r"\s*(?:before|prior to)\s+(?:the\s+)?(?:annealing|calcination|sintering|heating|coating|"
@@ -175,6 +207,8 @@ class MicroscopyReader(QuantityReader):
                 or _GENERIC.search(scan.norm, max(run.s_start, run.head.start - 120), run.head.start) \
                 or _MULTI_SPAN.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start):
             return "other_property"  # a crystallite size, a literature value
+        if self._under_other_block(scan, line):
+            return "other_property"  # "tem:\n  rod_width_nm: 38": a key under another technique's YAML block
         if self._before_treatment(scan, run):
             return "other_property"
         lead = cx.paren_lead(scan.norm, run.s_start, run.head.start)
@@ -183,6 +217,9 @@ class MicroscopyReader(QuantityReader):
         imaging = None
         for m in _IMAGING.finditer(scan.norm, min(clause, max(run.s_start, run.head.start - 30)), run.head.start):
             imaging = m
+        if imaging is None and lead is not None:  # "close to the resolution limit of this detector (~1.5 nm at 5 kV)"
+            for m in _IMAGING.finditer(scan.norm, *lead):
+                imaging = m
         if imaging is not None and not _FEATURE.search(scan.norm, imaging.end(), run.head.start):
             return "instrument_setting"
         field = None
@@ -196,8 +233,13 @@ class MicroscopyReader(QuantityReader):
         return ("feature_size", factor, "nm")
 
     def own_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        if n.start >= self._invented_from(scan):
+            return "other"  # "Answer: 96 nm\n\nQuestion: … measures 60 px across …\nAnswer: 150 nm": a question the model made up
         if n.unit and _RATE_AFTER.match(scan.norm, n.end):
             return "other_property"  # a scan speed or a growth rate
+        if n.unit and ((_MIN_BEFORE.search(scan.norm, max(0, n.start - 12), n.start) and _MAX_AFTER.match(scan.norm, n.end))
+                       or _MAX_BEFORE.search(scan.norm, max(0, n.start - 50), n.start)):
+            return "range"  # "min 31 nm, max 74 nm": the spread of the population
         if n.unit and (_PER_PIXEL_AFTER.match(scan.norm, n.end)
                        or _PIXEL_COUNT_BEFORE.search(scan.norm, max(0, n.start - 16), n.start)
                        or _PIXEL_CALC_BEFORE.search(scan.norm, max(0, n.start - 40), n.start)):
@@ -217,6 +259,46 @@ class MicroscopyReader(QuantityReader):
         if n.unit and _IF_REJECTED_AFTER.match(scan.norm, n.end):
             return "negated"  # "(a) 11 nm, if the pixel count is taken as nm — wrong"
         return None
+
+    @staticmethod
+    def _invented_from(scan: Scan) -> int:
+        """Where the model goes on to invent a next question after answering (a "Question:" line below an Answer
+        line): nothing from there on is about the asked micrograph. The chain's length when it does not (found once)."""
+        if "invented" not in scan.memo:
+            at = len(scan.norm)
+            m = _NEXT_QUESTION.search(scan.norm)
+            if m is not None and _ANSWER_LINE_START.search(scan.norm, 0, m.start()):
+                at = m.start()
+            scan.memo["invented"] = at
+        return scan.memo["invented"]
+
+    @staticmethod
+    def _under_other_block(scan: Scan, line: int) -> bool:
+        """Whether the indented line starting at ``line`` sits under a YAML block key ("xrd:", "dls:") naming another
+        technique: the nearest less-indented line above, blank lines skipped, at most 24 lines back (once per line)."""
+        key = ("block", line)
+        if key not in scan.memo:
+            norm = scan.norm
+            i = line
+            while i < len(norm) and norm[i] in " \t":
+                i += 1
+            found = False
+            if i > line:
+                end = line - 1
+                for _ in range(24):
+                    if end < 0:
+                        break
+                    start = cx.line_start(norm, end)
+                    j = start
+                    while j < end and norm[j] in " \t":
+                        j += 1
+                    if j < end and j - start < i - line:
+                        head = _BLOCK_HEAD.fullmatch(norm, start, end)
+                        found = head is not None and bool(_OTHER.search(head.group("key")) or _TECHNIQUE_WORD.search(head.group("key")))
+                        break
+                    end = start - 1
+            scan.memo[key] = found
+        return scan.memo[key]
 
     @staticmethod
     def _before_treatment(scan: Scan, run: Run) -> bool:

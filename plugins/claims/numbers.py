@@ -35,7 +35,10 @@ _UNIT = (r"(?P<unit>°\s*C(?![a-zA-Z])|°\s*F(?![a-zA-Z])|°|[kK]\s*[xX×](?![\w
          r"(?<![a-z])eV|keV|kJ\s*/\s*mol|kcal\s*/\s*mol|"
          r"µB(?:\s*(?:/|per|on\s+each|on)\s*" + _BASIS + r")?|"
          r"kV|mV|V(?![\w])|mA|µA|nA|mW|W(?![\w])|GPa|MPa|Hz|kHz|%|px|pixels?|(?<=[ \t])(?:s|sec|min|h)(?![\w])|"
-         r"[k]?[×xX](?![\w])(?!\s*[\d(.])|g\s*/\s*cm\^?3|counts?(?![\w])|cps(?![\w])|cts(?![\w]))")
+         r"[k]?[×xX](?![\w])(?!\s*[\d(.])|g\s*/\s*cm\^?3|counts?(?![\w])|cps(?![\w])|cts(?![\w])|"
+         # metres, only after a negative power of ten (a length in SI): "2.1 × 10⁻⁷ m", "2.1e-7 m" (not "k ≈ 3e-17 m²/s")
+         r"(?:(?<=\^-\d)|(?<=\^-\d\d)|(?<=\^-\d[ \t])|(?<=\^-\d\d[ \t])|(?<=[eE]-\d)|(?<=[eE]-\d\d)|(?<=[eE]-\d[ \t])|"
+         r"(?<=[eE]-\d\d[ \t]))m(?![\w^²³/]))")
 _TOKEN = re.compile(_NUMBER + r"(?:[ \t]*" + _UNIT + r")?")
 
 _LIST_GAP = re.compile(r"\s*(?:(?:,|;|/|&|\+|\band\b|\bor\b|,\s*(?:and|or)\b|\bas well as\b|\bplus\b)\s*(?:≈\s*)?)?\s*", re.I)

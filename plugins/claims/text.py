@@ -122,6 +122,10 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str | re.Pattern[str], ...]]] = 
     (re.compile(r"\\text(?:subscript|superscript)\s*\{([^{}\n]{0,12})\}"), lambda m: m.group(1), ("\\textsu",)),  # BaTiS\textsubscript{3}
     (re.compile(r"\\(?:mathrm|text|textrm|textit|textbf|mathit|mathbf|rm|mbox|operatorname)\s*\{((?:[^{}\n]|\{[^{}\n]{0,10}\}){0,40})\}"),
      lambda m: m.group(1), ("\\",)),
+    # a fraction reads as a bracketed division: "\frac{5\,\mu m}{125} = 40 nm" is "(5 µm / 125) = 40 nm" (the
+    # denominator is not a value in the numerator's unit)
+    (re.compile(r"\\[dt]?frac\s*\{((?:[^{}\n]|\{[^{}\n]{0,10}\}){1,40})\}\s*\{((?:[^{}\n]|\{[^{}\n]{0,10}\}){1,40})\}"),
+     lambda m: f"({m.group(1)} / {m.group(2)})", ("\\frac", "\\dfrac", "\\tfrac")),
     (re.compile(r"(?<=[A-Za-z)\]])(?<![dθ])\$?_\{?(\d{1,3}(?:\.\d{1,3})?)\}?\$?(?![a-z{_]|\d)"), lambda m: m.group(1), ("_",)),  # NaMnO$_2$, Fe_3O_4
     (re.compile(r"\*\*|__"), " ", ("**", "__")),  # markdown emphasis
     (re.compile(r"\$"), " ", ("$",)),  # math delimiters: "464 cm$^{-1}$"

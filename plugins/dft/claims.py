@@ -544,17 +544,23 @@ _OF_MATERIAL = r"(?:\s+(?:of|for|in)\s+(?:the\s+)?(?:[A-Z][A-Za-z0-9()]{0,24}|ma
 
 # -- stability -----------------------------------------------------------------------------------
 _HULL_WORDS = re.compile(r"hull|above|higher|ground state|metastab|E_?\s*\{?\s*hull|distance|lower in energy|less stable", re.I)
+# (w38) "ΔH_hull" is the hull distance in enthalpy: "at 12 GPa the enthalpy puts it on the hull (ΔH_hull = 0)"
+# (w38) the asked cell named in the label: "the hull distance of this Cs3Sb cell is 0.02", "E_hull of the D0_3 cell: 0"
+_OF_CELL = r"(?:\s+(?:of|for)\s+(?:this|the|the\s+asked|the\s+given)\s+(?:[^\s,;:.]{1,16}\s+)?(?:cell|phase|structure|polymorph|compound))?"
 _HULL_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|(?<![A-Za-z])E\s+above\s+(?:the\s+)?hull|energy above (?:the )?(?:convex )?hull|hull energy|"
-                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|ΔE_?hull|hull distance)(?:\s+itself)?{_OF_MATERIAL}"
-                         rf"{cx.LINK}\s*$", re.I)
+                         rf"(?:distance|height) (?:from|to|above) (?:the )?(?:convex )?hull|above[- ]hull|Δ[EH]_?hull|hull distance)(?:\s+itself)?{_OF_MATERIAL}"
+                         rf"{_OF_CELL}{cx.LINK}\s*$", re.I)
 # "sits above the hull by 38 meV/atom", "higher in energy than the hull by 0.1 eV/atom": the distance itself
 _HULL_BY = re.compile(r"(?:\b(?:above|over|off)\s+(?:the\s+)?(?:convex\s+hull|hull|[^,.;\n]{1,30}?\s+tie[- ]line)|\bhigher(?:\s+in\s+energy)?(?:\s+than\s+"
                       r"(?:the\s+)?(?:convex\s+)?hull)?),?\s+by\s*(?:about|approximately|roughly|only|just|~|≈)?\s*$", re.I)
-_OTHER_ENERGY = re.compile(r"formation|ΔH|\binversion\b|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
+_OTHER_ENERGY = re.compile(r"formation|ΔH(?!_?hull)|\binversion\b|(?<![A-Za-z])E_?f\b|enthalp|cohesive|decompos|reaction|binding|total energy|"
                            r"lattice energy|band ?gap|\bgap\b|(?<![A-Za-z])E_?g\b|work function|fermi|per bond|activation|"
                            r"barrier|adsorption|chemical potential|ΔE_?d\b|(?<![A-Za-z])E_?d\b|ΔE_?r\b|exchange|(?<!thermo)dynamically|"
                            r"phonon|polymorph|\b(?:(?:anti)?ferro|ferri|non-?)magnetic\s+(?:configuration|ordering|order|state|solution|"
-                           r"arrangement|alignment)|\bconfiguration\b|\balignment\b|\bantisite\b|\bdisorder(?:ed)?\b", re.I)
+                           r"arrangement|alignment)|\bconfiguration\b|\balignment\b|\bantisite\b|\bdisorder(?:ed)?\b|"
+                           # (w38) the cost of splitting the compound into others is a decomposition energy: "breaking
+                           # it up into NaCl + CuCl2 would cost 31 meV/atom"
+                           r"\b(?:split(?:ting)?|break(?:ing)?)\s+(?:it|this|them)\s+(?:up\s+|apart\s+)?into\b", re.I)
 # a database's value per atom in a stability chain is its energy above the hull: "Materials Project lists 0.000 eV/atom"
 _DATABASE = re.compile(r"\bMaterials Project\b|\bMP\b|\bOQMD\b|\bAFLOW\b|\bAlexandria\b|\bJARVIS\b|\bGNoME\b|\bdatabase\b")
 # "the OQMD value is 0": a database's number for the asked material, unit left out
@@ -578,14 +584,19 @@ _WITH_OTHER_BEFORE = re.compile(r"\bwith\s+(?:the|its|an?)\s+(?P<name>[^\W\d][\w
 
 
 _ASKED_PHASE = re.compile(r"(?=[^\W\d])(?:\b(?:asked|this|given)\s+(?:structure|phase|polymorph)\s+is\s+(?:the\s+)?(?!not\b|a\b|an\b|on\b|above\b|in\b)(?P<a>[^\W\d][\w′'-]*(?: [a-z][\w-]*)?)|"
-                          r"\b(?:question|prompt|task)\s+(?:asks|is)\s+about\s+(?:the\s+)?(?P<c>[^\W\d][\w′'-]*)|"
+                          # (w38) not an article: "the question is about the 0 K hull" names no phase
+                          r"\b(?:question|prompt|task)\s+(?:asks|is)\s+about\s+(?:the\s+)?(?!(?:the|a|an)\b)(?P<c>[^\W\d][\w′'-]*)|"
                           r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b|"
-                          r"\b(?:asked|given)\s+(?P<d>(?-i:[a-zα-ω][a-z′'-]{2,}))\s+(?:cell|structure|phase|polymorph)\b)", re.I)
+                          r"\b(?:asked|given)\s+(?P<d>(?-i:[a-zα-ω][a-z′'-]{2,}))\s+(?:cell|structure|phase|polymorph)\b|"
+                          # (w38) "the asked C2/m cell is the γ form": the polymorph's name before "form"
+                          r"\b(?:asked|given)\s+(?:[^\s,;.]{1,16}\s+)?cell\s+is\s+(?:the\s+)?(?P<e>[^\W\d][\w′'-]*)\s+(?:form|phase|polymorph|modification)\b)",
+                          re.I)
 _ASKED_CUE = re.compile(r"(?=[agqptAGQPT])(?:\b(?:asked|given|question|prompt|task)\b|\bthis\s+(?:structure|phase|polymorph)\b)", re.I)
 # where the subject of a distance begins: "…, and brookite 4 meV/atom above it"
 _SUBJECT_START = re.compile(r"[.;,:\n(]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
 # a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
-_BULLET_LABEL = re.compile(r"[ \t]*(?:[-*•]|\d+\.)[ \t]+(?P<name>[^:\n|]{2,40}?)[ \t]*:")
+# (w38) with a long aside in brackets after the name: "- δ-phase (a quench product of the melt, never annealed): 31 meV/atom"
+_BULLET_LABEL = re.compile(r"[ \t]*(?:[-*•]|\d+\.)[ \t]+(?P<name>[^:\n|]{2,40}?)[ \t]*(?:\([^()\n]{0,60}\)[ \t]*)?:")
 # crystal systems, to tell the asked polymorph from others ("trigonal", "rhombohedral" and "hexagonal" are one family)
 _SYSTEMS = {"triclinic": "triclinic", "monoclinic": "monoclinic", "orthorhombic": "orthorhombic", "tetragonal": "tetragonal",
             "trigonal": "hexagonal", "rhombohedral": "hexagonal", "hexagonal": "hexagonal", "cubic": "cubic"}
@@ -636,7 +647,9 @@ _SEGMENT_START = re.compile(r"[.;\n]")
 # another form named as the subject, and an energy relative to another structure after the number
 _FORM_SUBJECT = re.compile(r"(?<!this )(?<!asked )(?<!given )\b(?:form|polymorph|polytype|modification|precipitate|assemblage|mixture|(?:competing|rival)\s+(?:[\w′'-]+\s+){0,2}?(?:structure|phase)|(?:non-?magnetic|ferromagnetic|antiferromagnetic|FM|AFM|NM)\s+"
                            r"(?:cell|state|configuration|solution))\b", re.I)
-_GAP_AFTER = re.compile(r"\s*(?:optical|band|direct|indirect|fundamental)?\s*(?:band\s*)?gap\b", re.I)
+# (w38) on the number's own line: in a key–value block the next line's "Band gap ...... 3.9 eV" is another row
+# ("E_hull ..... 0.004 eV/atom" over "Band gap ..... 2.6 eV" stays the distance)
+_GAP_AFTER = re.compile(r"[ \t]*(?:optical|band|direct|indirect|fundamental)?[ \t]*(?:band[ \t]*)?gap\b", re.I)
 _OUTDATED = re.compile(r"\b(?:older|outdated|earlier|previous|obsolete)\s+(?:database\s+|MP\s+|OQMD\s+|(?-i:[A-Z][A-Z0-9+]{1,8})\s+|(?-i:[a-z][a-z-]{2,20})\s+)?(?:versions?|releases?|entry|entries|values?|reports?|stud(?:y|ies)|papers?|calculations?|work)\b"
                        r"[^.;\n]{0,30}?\b(?:listed|gave|give|put|quoted|reported|had|call|called|found|find|claimed)\b[^.;\n]{0,30}$", re.I)  # "… listed it at 0.06 eV/atom"
 _COSTS_BEFORE = re.compile(r"\b(?:arrangement|configuration|ordering|variant|stacking)\s+(?:would\s+)?costs?\s+(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
@@ -653,6 +666,69 @@ _CLAUSE_END = re.compile(r"[ \t]*(?:\.|\n|$)")
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
 # the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
 _PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
+# (w38) the unit written into the hull label, read by the bare numbers after it: "E_hull (meV/atom): 17", "E_hull [eV/f.u.]:
+# 0.3", "E_hull per atom: 0.004", a LaTeX header "E_hull / meV atom^-1" carried into its cell, and an inline list of
+# phases under one such label, "hull distances (PBE, meV/atom): Cs2S 0, CsS 12, Cs2S3 0" (each value is then its
+# formula's: the nearest formula before it decides whose it is)
+_LABEL_ENERGY = r"(?P<e{0}>m?eV)(?:\s*(?:/\s*|per\s+|\s+)(?P<b{0}>atom|f\.?\s?u\.?|formula\s+unit)(?:\s*\^\s*\(?-\s*1\)?)?)?"
+_UNIT_IN_LABEL = re.compile(r"(?:(?<![A-Za-z])E_?\s*\{?\s*hull\}?|E_?above_?hull|energy\s+above\s+(?:the\s+)?(?:convex\s+)?hull|hull[ _]distances?|"
+                            r"distances?\s+(?:from|to|above)\s+(?:the\s+)?(?:convex\s+)?hull)[ \t]*"
+                            r"(?:\((?:[^()\n]{0,24}?,\s*)?" + _LABEL_ENERGY.format(1) + r"\s*\)|\[\s*" + _LABEL_ENERGY.format(2) + r"\s*\]|"
+                            r"/\s*" + _LABEL_ENERGY.format(3) + r"|per\s+(?P<b4>atom|f\.?\s?u\.?|formula\s+unit))"
+                            r"[ \t]*[:=][ \t]*(?:[A-Z][A-Za-z0-9]{0,20}[ \t]+\d+(?:\.\d+)?[ \t]*,[ \t]*){0,8}(?:[A-Z][A-Za-z0-9]{0,20}[ \t]+)?$", re.I)
+# (w38) a value its own sentence breaks off from with a dash and "wait": "I get 0.21 eV/atom, so unstable — wait, that
+# was the LDA entry" (the shared reader looks past a comma only for an immediate correction)
+_WAIT_AFTER = re.compile(r"[^.;\n\d]{0,60}?[—–]\s*(?:no,?\s+)?(?:wait|hold\s+on|sorry|scratch\s+that)\b", re.I)
+# (w38) the hull of a chemical system the asked formula is not in: "the Li analogue comes out 30 meV/atom above the
+# Li–Ti–S hull" in a chain about Na2TiS3 is the analogue's distance
+_SYSTEM_HULL_AFTER = re.compile(r"\s*(?:above|from|off|over)\s+(?:the|its)\s+(?P<sys>(?-i:[A-Z][a-z]?)(?:\s*[–-]\s*(?-i:[A-Z][a-z]?)){1,5})\s+"
+                                r"(?:convex\s+)?hull\b", re.I)
+# (w38) a YAML mapping under a hull key: each child is a source's distance, in the unit of the key's comment:
+# "e_hull:  # meV/atom\n  mp: 12\n  oqmd: 9"
+_YAML_HULL_BLOCK = re.compile(r"^[ \t]*[\"']?(?:e_?above_?hull|e_?hull|energy_above_hull|hull_distances?)[\"']?[ \t]*:[ \t]*"
+                              r"(?:#[ \t]*(?P<comment>[^\n]{0,40}))?\n(?:[ \t]+[\w\"'-]{1,20}[ \t]*:[ \t]*-?[\d.]+[^\n]{0,40}\n){0,8}"
+                              r"[ \t]+[\w\"'-]{1,20}[ \t]*:[ \t]*$", re.I | re.M)
+_YAML_HULL_CUE = re.compile(r"hull\w*[\"']?[ \t]*:[ \t]*(?:#[^\n]*)?\n[ \t]+\S", re.I)
+_COMMENT_UNIT = re.compile(r"(?P<e>m?eV)\s*(?:/\s*|per\s+)(?P<b>atom|f\.?\s?u\.?|formula\s+unit)", re.I)
+
+
+def _yaml_hull_unit(scan: Scan, pos: int) -> str | None:
+    """The unit of a child of a YAML hull key whose value starts at ``pos`` (eV/atom unless the key's comment says)."""
+    if "yaml_hull" not in scan.memo:  # one look over the chain: most hold no such block
+        scan.memo["yaml_hull"] = _YAML_HULL_CUE.search(scan.norm) is not None
+    if not scan.memo["yaml_hull"]:
+        return None
+    block = _YAML_HULL_BLOCK.search(scan.norm, max(0, pos - 500), pos)
+    if block is None:
+        return None
+    unit = _COMMENT_UNIT.search(block.group("comment") or "")
+    if unit is None:
+        return "eV/atom"
+    return ("meV" if unit.group("e").lower() == "mev" else "eV") + ("/atom" if unit.group("b").lower() == "atom" else "/fu")
+
+
+# (w38) the hull distance stated outright as a value, even a negative one or one equated with another energy: "The
+# energy above the hull is the formation energy, -0.3 eV/atom" asserts (wrongly) E_hull = -0.3 eV/atom
+_EQUATED_BEFORE = re.compile(r"(?=[eEhH])(?:\benergy\s+above\s+(?:the\s+)?(?:convex\s+)?hull|(?<![A-Za-z])E_?\s*\{?\s*hull\}?|\bE_?above_?hull|"
+                             r"\bhull\s+distance)\s*(?:is|=|:)\s*(?:(?:the|its)\s+(?:formation|decomposition|reaction)\s+energy\s*,\s*)?$", re.I)
+_OPERAND_AFTER = re.compile(r"\s*[-–−+×*/]\s*[(\d-]")
+
+
+def _equated(scan: Scan, n: Number, run: Run) -> bool:
+    """Whether the hull label is stated right before the number as its value (not as an operand of arithmetic)."""
+    return not _OPERAND_AFTER.match(scan.norm, n.end) \
+        and _EQUATED_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start) is not None  # not "E_hull = -1.702 - (-1.731)"
+
+
+# (w38) a rough value refined, not withdrawn, by the next sentence: "~0.06 eV/atom. Actually the entry reads 0.057."
+_REFINE_LEAD = re.compile(r"[\s*_]*(?:actually|in\s+fact|more\s+precisely|to\s+be\s+precise)\b", re.I)
+# (w38) the indicative conclusion drawn from a hypothetical: "adding it would make it a vertex, so its hull distance is 0"
+_SO_HULL_BEFORE = re.compile(r"\b(?:so|hence|thus|therefore)\s*,?\s+(?:its\s+(?:own\s+)?|the\s+)?(?:hull\s+distance|energy\s+above\s+"
+                             r"(?:the\s+)?(?:convex\s+)?hull|E_?\s*\{?\s*hull\}?)\s*(?:is|=|:)\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
+# (w38) a bare number right after the class in the Answer line is the distance, per atom: "Answer: unstable, 0.21"
+_CLASS_ANSWER = re.compile(r"\b(?:stable|unstable|metastable)\s*(?:[,:;(]|[—–-]|with)\s*(?:(?:E_?hull|e_above_hull)\s*(?:=|:|≈|~)?\s*)?"
+                           r"(?:about|approximately|~|≈)?\s*$", re.I)
+_UNIT_LABEL_CUE = re.compile(r"(?:hull\}?|distances?)[ \t]*(?:\(|\[|/|per\s)", re.I)
 
 
 _ROW = re.compile(r"[ \t]*(?:[-*•]|\||\d{1,2}[.)])")
@@ -678,6 +754,70 @@ def _unmarked_row(scan: Scan, pos: int) -> bool:
     return marked[top]
 
 
+def _rounds_to(rough: Number, value: float) -> bool:
+    """Whether ``value`` is a more precise figure that rounds to ``rough`` as written (0.068 to "0.07")."""
+    decimals = len(rough.digits.split(".", 1)[1]) if "." in rough.digits else 0
+    return value != rough.value and round(value, decimals) == rough.value
+
+
+def _numbers_between(scan: Scan, lo: int, hi: int) -> list[Number]:
+    starts = scan.memo.get("hull_number_starts")
+    if starts is None:
+        starts = scan.memo["hull_number_starts"] = [m.start for m in scan.nums]
+    return scan.nums[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
+
+
+def _refined_by_next(scan: Scan, n: Number) -> bool:
+    """Whether the next sentence opens with "actually"/"in fact" and states a more precise figure for ``n``."""
+    nxt = scan.sentences.next(n.start)
+    if nxt is None or not _REFINE_LEAD.match(scan.norm, nxt[0]):
+        return False
+    return any(_rounds_to(n, m.value) for m in _numbers_between(scan, nxt[0], nxt[1])[:8])
+
+
+def _refined_unit(scan: Scan, run: Run) -> str | None:
+    """The unit of the rough value the sentence of a bare number refines ("Actually the entry reads 0.057")."""
+    if not _REFINE_LEAD.match(scan.norm, run.s_start):
+        return None
+    prev = scan.sentences.previous(run.head.start)
+    if prev is None:
+        return None
+    for m in _numbers_between(scan, prev[0], prev[1])[-8:]:
+        if m.unit in ("eV/atom", "meV/atom", "eV/fu", "meV/fu") and _rounds_to(m, run.head.value):
+            return m.unit
+    return None
+
+
+def _labelled_clause_start(scan: Scan, run: Run, width: int) -> int:
+    """Where the clause of the run's head begins; (w38) for a value right after a bullet's label, the label's start:
+    "- monoclinic P2_1/c (the low-T form): 0.012 eV/atom" names the structure the value is for."""
+    norm, head = scan.norm, run.head
+    start = cx.clause_start(norm, run.s_start, head.start, width)
+    line = cx.line_start(norm, head.start)
+    if head.start - line <= 120:
+        bullet = _BULLET_LABEL.match(norm, line)
+        if bullet is not None and bullet.end() <= head.start and start <= bullet.end():
+            return line
+    return start
+
+
+def _asked_row(scan: Scan, pos: int) -> bool:
+    """Whether ``pos`` sits in a table row whose first cell marks it as the asked one ("| Cs2Se (this cell) |")."""
+    norm = scan.norm
+    bar = _ROW_BAR.match(norm, cx.line_start(norm, pos))
+    if bar is None or bar.end() > pos:
+        return False
+    close = norm.find("|", bar.end(), min(pos, bar.end() + 200))  # bounded: a label cell is short
+    return close > 0 and _ASKED_MARK.search(norm, bar.end(), close) is not None
+
+
+_ROW_BAR = re.compile(r"[ \t]*\|")
+
+
+_ANSWER_LINE_AT = re.compile(r"^[ \t>*#-]*(?:final\s+|draft\s+|initial\s+|first\s+)?answer\b[^\n]*", re.I | re.M)
+_LEADING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
 class StabilityReader(_DFTReader):
     family = "stability"
     class_kind = "stability"
@@ -699,7 +839,31 @@ class StabilityReader(_DFTReader):
                     extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "other_property"))
         self._other_polymorphs(scan, extraction)
         self._rows_not_restated(scan, extraction)
+        self._draft_values(scan, extraction)
         super().finish(scan, extraction)
+
+    @staticmethod
+    def _draft_values(scan: Scan, extraction: Extraction) -> None:
+        """(w38) A draft answer the chain then revises ("I get 0.09 eV/atom.\nAnswer: unstable\n\nWait — that run used
+        the wrong reference; redone, it is 0.02 eV/atom.\nAnswer: stable"): a distance stated in the draft, before the
+        superseded Answer line, is withdrawn with it when the revision states another distance and never this one."""
+        hull = [c for c in extraction.claims if c.kind == "e_above_hull"]
+        if len(hull) < 2:
+            return
+        original = scan.text.original
+        lines = [m for m in _ANSWER_LINE_AT.finditer(original)]
+        draft_start = 0
+        for line, later in zip(lines, lines[1:]):
+            if cx.RETRACT_LEAD.match(original, line.end()) and not cx.RANKING_ONLY.match(original, line.end()):
+                draft = [c for c in hull if draft_start <= c.span[0] < line.start()]
+                revised = [c for c in hull if c.span[0] >= line.end()]
+                for c in draft:
+                    number = _LEADING_NUMBER.match(c.text)
+                    if revised and all(r.value != c.value for r in revised) and number is not None \
+                            and not re.compile(rf"(?<![\d.]){re.escape(number.group())}(?!\d)").search(original, line.end()):
+                        extraction.claims.remove(c)
+                        extraction.rejected.append(Claim(c.kind, c.value, c.unit, c.span, c.text, "retracted"))
+            draft_start = line.end()
 
     @staticmethod
     def _rows_not_restated(scan: Scan, extraction: Extraction) -> None:
@@ -738,7 +902,7 @@ class StabilityReader(_DFTReader):
         m = _ASKED_PHASE.search(original) if _ASKED_CUE.search(original) else None  # the cue is a cheap first look
         if m is None:
             return
-        asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or "").strip().lower()
+        asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or m.group("e") or "").strip().lower()
         if not asked:
             return
         for c in [c for c in extraction.claims if c.kind == "e_above_hull"]:
@@ -781,12 +945,18 @@ class StabilityReader(_DFTReader):
 
     def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
         result = super().apply(scan, n, run, template)
+        if result == "other_property" and not run_reason_of(run, n) and _asked_row(scan, run.head.start):
+            # (w38) a table row marked as the asked cell is the asked material's, whatever formula a later cell
+            # names: "| Cs2Se (this cell) | anti-CaF2, Fm-3m | 0.000 |" (a prototype, not another compound)
+            again = self.judge(scan, n, run, template[2])  # type: ignore[index]
+            if not isinstance(again, str):
+                result = again
         if isinstance(result, str) or result[0] != "e_above_hull":
             return result
         system = _asked_system(getattr(scan, "question_norm", ""))
         if system is not None:
             named = None
-            for m in _SYSTEM_WORD.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 60), run.head.start):
+            for m in _SYSTEM_WORD.finditer(scan.norm, _labelled_clause_start(scan, run, 60), run.head.start):
                 named = m
             if named is not None and _SYSTEMS.get(named.group(1).lower()) not in (None, system) \
                     and not _LOWER_BY.search(scan.norm, named.end(), run.head.start):
@@ -794,7 +964,7 @@ class StabilityReader(_DFTReader):
         asked_sg = _asked_space_group(getattr(scan, "question_norm", ""))
         if asked_sg is not None:
             named_sg = None
-            for m in _SG_SYMBOL.finditer(scan.norm, cx.clause_start(scan.norm, run.s_start, run.head.start, 80), run.head.start):
+            for m in _SG_SYMBOL.finditer(scan.norm, _labelled_clause_start(scan, run, 80), run.head.start):
                 named_sg = m
             if named_sg is not None and _sg_key(named_sg.group(1)) != asked_sg and not _STRUKTURBERICHT.fullmatch(named_sg.group(1)) \
                     and not _LOWER_BY.search(scan.norm, named_sg.end(), run.head.start):
@@ -811,21 +981,55 @@ class StabilityReader(_DFTReader):
             return None
         return reason
 
+    def sentence_reason(self, scan: Scan, n: Number, run: Run) -> str | None:
+        reason = super().sentence_reason(scan, n, run)
+        norm, head = scan.norm, run.head
+        if reason == "other" and _SO_HULL_BEFORE.search(norm, max(run.s_start, head.start - 60), head.start) \
+                and cx.WOULD.search(norm, max(run.s_start, head.start - 90), head.start):
+            return None  # (w38) "including it would turn it into a vertex, hence its E_hull is 0": the conclusion
+        if reason == "retracted" and n.unit and _refined_by_next(scan, n):
+            return None  # (w38) "~0.06 eV/atom. Actually the entry reads 0.057.": a refinement, not a withdrawal
+        return reason
+
     def bare_unit(self, scan: Scan, run: Run) -> str | None:
         """"E_hull = 0" said of the asked material: a distance to the hull without its unit is read in eV/atom."""
-        lo = max(run.s_start, run.head.start - 40)
+        refined = _refined_unit(scan, run)
+        if refined is not None:
+            return refined  # (w38) "~0.06 eV/atom. Actually the entry reads 0.057": the rough value's unit
+        lo = max(run.s_start, run.head.start - 60)  # (w38) room for a label naming the cell: "energy above the hull of this Cs3Sb cell is"
+        if scan.in_answer(run.head) and _CLASS_ANSWER.search(scan.norm, max(scan.answer[0], run.head.start - 40), run.head.start) \
+                and not cx.ARITHMETIC_AFTER.match(scan.norm, run.head.end):
+            return "eV/atom"  # "Answer: unstable, 0.21"
+        yaml_unit = _yaml_hull_unit(scan, run.head.start)
+        if yaml_unit is not None:
+            return yaml_unit  # "hull_distance:  # eV/atom" over "  oqmd: 0.007"
+        if "unit_label" not in scan.memo:  # one look over the chain: most never write a unit into the label
+            scan.memo["unit_label"] = _UNIT_LABEL_CUE.search(scan.norm) is not None
+        labelled = _UNIT_IN_LABEL.search(scan.norm, max(run.s_start, run.head.start - 200), run.head.start) \
+            if scan.memo["unit_label"] else None
+        if labelled is not None:  # "E_hull [meV/f.u.]: 120": the label's own unit
+            energy = next((labelled.group(f"e{i}") for i in (1, 2, 3) if labelled.group(f"e{i}")), None) or "eV"
+            basis = next((labelled.group(f"b{i}") for i in (1, 2, 3, 4) if labelled.group(f"b{i}")), None) or "atom"
+            return ("meV" if energy.lower() == "mev" else "eV") + ("/atom" if basis.lower() == "atom" else "/fu")
         return "eV/atom" if _HULL_LABEL.search(scan.norm, lo, run.head.start) \
             or _DATABASE_VALUE.search(scan.norm, lo, run.head.start) else None
 
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if unit not in ("eV", "meV", "eV/atom", "meV/atom", "eV/fu", "meV/fu"):
             return "other_property"
-        if n.value < 0 or (_TERM.search(scan.norm, max(run.s_start, n.start - 30), n.start)
-                           and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
+        if (n.value < 0 and not _equated(scan, n, run)) or (_TERM.search(scan.norm, max(run.s_start, n.start - 30), n.start)
+                                                            and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
             return "other_property"  # "a −TS term of −0.03 eV/atom": a correction, never a distance to the hull
         norm, head = scan.norm, run.head
+        if _WAIT_AFTER.match(norm, n.end, run.s_end):
+            return "retracted"  # "E_hull = 0.21 eV/atom, so unstable — wait, I misread the table"
         if _BELOW_HULL_AFTER.match(norm, n.end):
             return "other_property"  # a decomposition energy written as a distance below the hull
+        system = _SYSTEM_HULL_AFTER.match(norm, n.end)
+        asked = getattr(scan, "asked", None)
+        if system is not None and asked is not None \
+                and not set(re.findall(r"[A-Z][a-z]?", system.group("sys"))) <= {element for element, _ in asked}:
+            return "other_property"  # "42 meV/atom above the Rb–Sn–O hull" when the asked compound is K2SnO3
         if _THRESHOLD_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
             return "question_echo"  # "threshold = 0.05 eV/atom": the question's criterion restated
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
@@ -866,7 +1070,9 @@ class StabilityReader(_DFTReader):
             return "other_property"  # "- γ-MoC (WC type): 0.02 eV/atom" beside "- δ-MoC (rock salt, asked): 0.19 eV/atom"
         header = _column_header(scan, head.start)
         label = _HULL_LABEL.search(norm, run.lo, head.start) or _HULL_AFTER.match(norm, n.end) or (
-            header is not None and _HULL_WORDS.search(header))
+            header is not None and _HULL_WORDS.search(header)) or (
+            scan.in_answer(n) and _CLASS_ANSWER.search(norm, max(scan.answer[0], head.start - 40), head.start)) or (
+            _yaml_hull_unit(scan, head.start) is not None) or _equated(scan, n, run)  # (w38)
         if other is not None and other.group().lower() == "polymorph" \
                 and _ASKED_HERE.search(norm, other.end(), head.start):
             other = None  # "the 1T polymorph (this structure) lies 0.28 eV/atom above 2H": the asked polymorph
@@ -900,7 +1106,10 @@ def _hull_words_near(scan: Scan, run: Run, n: Number) -> bool:
 
 
 # -- metallicity ---------------------------------------------------------------------------------
-_GAP_LABEL = re.compile(rf"(?:band[- ]?gap|(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
+# (w38) the band-to-band edge names the gap itself: "past the exciton line, the band-to-band onset sits at about 6.1 eV"
+_GAP_LABEL = re.compile(r"(?:band(?:[- ]?gap|-to-band\s+(?:absorption\s+|optical\s+)?(?:edge|onset|threshold)(?:\s+(?:lies|sits|falls))?)|"
+                        rf"(?<!mid-)(?<!mid)\bgap|E_?\s*\{{?\s*g(?:ap)?\}}?|\bEg)"
+                        rf"(?:\s+energy)?{_OF_MATERIAL}(?:\s*\([^()]{{0,12}}\))?"
                         r"(?:\s+between\s+(?:the\s+)?(?:top\s+of\s+the\s+)?(?:valence|VBM)[^.\n]{0,40}?(?:conduction|CBM)"
                         r"(?:\s+(?:bands?|band\s+minimum|band\s+edges?|states|manifolds?))?)?"
                         rf"{cx.LINK}\s*$", re.I)
@@ -921,14 +1130,16 @@ _ACRONYM_SUBJECT = re.compile(r"(?<![\w-])(?!(?:PBE|HSE|HSE06|DFT|GGA|LDA|SOC|MB
 _NAMED_FORM = re.compile(r"\b\d[A-Z]-[A-Z]|\bpolytypes?\b|\bpolymorphs?\b|\bphases?\b|[αβγδ]-[A-Z]")
 # an apposition ("Its work function is high, about 6.9 eV"): the number belongs to the clause before the comma
 _APPOSITION = re.compile(r"\s*(?:about|approximately|roughly|around|~|≈|i\.e\.,?|namely)?\s*$", re.I)
-# a gap, but not the material's: a spin channel of a half-metal, another phase
+# a gap, but not the material's: a spin channel of a half-metal, another phase; (w38) a gap opened only locally in k,
+# not across the zone: "SOC splits the crossing along Γ–M, a local gap of ~40 meV, while the pockets survive"
 _OTHER_GAP = re.compile(r"Burstein|Moss-shift|minority|majority|spin channel|spin-up|spin-down|\bphase\b|polymorph|polytype|\bDirac[- ]point\s+gap\b|"
-                        r"\bsurface(?:[- ]state)?\s+gap\b|\bslab\b", re.I)
+                        r"\bsurface(?:[- ]state)?\s+gap\b|\bslab\b|\blocal\s+(?:band\s+)?gaps?\b", re.I)
 _OTHER_EV_AFTER = re.compile(r"\s*(?:interband|plasma|plasmon|exciton\w*|work function|electron affinity|ionization|photons?)\b|\s*[×·⋅*]\s*(?:Å|nm|m|cm)\b|\s*,?\s*(?:is|are|was)\s+(?:an?\s+|the\s+)?(?:interband|"
                              r"optical\s+transition|exciton)|\s*short\s+of\b", re.I)
 # "3.5 eV — the strong direct optical absorption at L, which is not the fundamental gap"; "~0.6 eV separates this
-# split-off band from the main conduction band"
-_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:the|a)\s+(?:fundamental\s+|band\s+)?gap\b|"
+# split-off band from the main conduction band"; (w38) with no article, in the plural: "the Eu²⁺ lines (about 2.9 eV)
+# are 4f–5d transitions, not band gaps"
+_NOT_THE_GAP_AFTER = re.compile(r"[^.\n]{0,80}?\bnot\s+(?:(?:the|a)\s+(?:fundamental\s+|band\s+)?gap|(?:fundamental|band)[- ]gaps?)\b|"
                                 r"\s*separates\s+[^.\n]{0,60}?\bfrom\s+[^.\n]{0,30}?conduction\s+band|"
                                 r"[^.\n]{0,80}?\bintra-?conduction-?band\b|"
                                 r"[^.\n]{0,60}?\b(?:comes?|stems?|arises?|results?)\s+from\s+(?:\w+\s+){0,2}(?:oxidation|oxidi[sz]ed|contamina\w*|impurit\w*|defects?|"
@@ -1033,6 +1244,83 @@ _CHOICE = re.compile(r"\b(?:I'?ll|I\s+will|I|we'?ll|we\s+will|we)\s+(?:go\s+with
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 _DATABASE_WORD = re.compile(r"\bdatabases?\b|\bMaterials Project\b|\bOQMD\b|\bAFLOW\b|\bJARVIS\b|\bC2DB\b|\bentr(?:y|ies)\b", re.I)
 
+# (w38) a smearing named by its scheme after the width: "with 0.1 eV Methfessel–Paxton smearing"
+_SMEARING_AFTER = re.compile(r"[ \t]*(?:of\s+)?(?:Gaussian|Methfessel[–-]Paxton|Marzari[–-]Vanderbilt|Fermi(?:[–-]Dirac)?|cold|tetrahedron)\s+"
+                             r"smearing\b", re.I)
+# (w38) a table row whose label cell is a calculation setting: "| ENCUT, plane waves | 450 eV |" (the text carries the
+# column header into the cell: "| ENCUT, plane waves | value = 450 eV |")
+_SETTING_CELL_BEFORE = re.compile(r"[ \t]*\|[^|\n]{0,40}?\b(?:cut-?off|ENCUT|smearing)\b[^|\n]{0,20}\|[ \t]*(?:[^|\n=]{1,30}=[ \t]*)?"
+                                  r"(?:[~≈][ \t]*)?$", re.I)
+# (w38) the thermal energy, not a gap: "a gap of 60 meV is only about twice k_BT (≈ 25 meV at 300 K)"
+_THERMAL_BEFORE = re.compile(rf"(?<![A-Za-z])k_?\{{?B?\}}?\s*T(?![A-Za-z]){cx.LINK}\s*$")
+# (w38) a guess the sentence itself ends by withdrawing, past the shared reader's reach: "I first pictured a small-gap
+# semiconductor, perhaps 0.2 eV, as in the sister arsenides — but that is wrong" (no other number between)
+_WRONG_AFTER = re.compile(r"[^.;\n\d]{0,100}?[—–]\s*(?:but\s+)?(?:that|this)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right|a\s+mistake)\b",
+                          re.I)
+# (w38) an early report's value that the chain then denies: "older optical work listed it as a semiconductor with a
+# 0.2 eV gap; it is not one"
+_EARLY_WORK_BEFORE = re.compile(r"(?=[eoiEOI])\b(?:early|earlier|older|initial)\s+(?:[\w-]+\s+){0,2}?(?:reports?|papers?|stud(?:y|ies)|work|"
+                                r"measurements?|calculations?|authors)\b[^.;\n]{0,80}$", re.I)
+_DENIED_AFTER = re.compile(r"[^.;\n\d]{0,40}?(?:[;—–]|,\s*but)\s*(?:it|this|that|they|(?-i:[A-Z][A-Za-z0-9]{1,15}))\s+(?:is|are|was|were)\s*"
+                           r"(?:not|n't)\b(?!\s+(?:only|just)\b)", re.I)
+# (w38) a value said of a structure other than the asked cell's, named by its space-group symbol ("the monoclinic
+# P2₁/c polymorph, relaxed alike, comes out at 2.9 eV" when the asked cell is Pnma; a table row "| low-T | Cmcm |
+# 2.6 eV |") or by its prototype ("wurtzite GaP is a wide-gap semiconductor — PBE ≈ 1.6 eV" when the asked cell is
+# Fm-3m); the last structure named before the value in its sentence decides, unless the sentence turns back to the
+# asked cell ("here", "this cell", "but", ";")
+_SG_NAME = re.compile(r"(?<![\w/-])([PIFCABR](?=[\w/\u0304-]*[\d-]|[abcdemn]{3})[-\d_/{}abcdemn\u0304]{2,12})(?![\w/])")
+_PROTOTYPE = re.compile(r"(?<![\w-])(zinc-?blende|sphalerite|rock-?salt|rock\s+salt|wurtzite|rutile|anatase|fluorite|CsCl|NiAs)"
+                        r"(?:[- ]type)?(?![\w-])", re.I)
+_PROTOTYPE_SG = {"zincblende": 216, "sphalerite": 216, "rocksalt": 225, "wurtzite": 186, "rutile": 136, "anatase": 141,
+                 "fluorite": 225, "cscl": 221, "nias": 194}
+_PROTOTYPE_QUALIFIED = re.compile(r"\b(?:distorted|ordered|defect|double|layered|filled|stuffed|derived|anti|inverse|half)[- ]?$", re.I)
+_BACK_TO_ASKED_CELL = re.compile(r"\b(?:this|the\s+asked|the\s+given|our|the\s+question'?s)\s+(?:[\w-]+\s+)?(?:structure|phase|polymorph|cell|one)\b|"
+                                 r"\bhere\b|\basked\b|[;]|\b(?:but|whereas|while|unlike|instead)\b", re.I)
+
+
+_SG_SETTINGS = {"Pbnm": "Pnma", "Pnam": "Pnma", "Pmcn": "Pnma", "Cmca": "Cmce", "Cmma": "Cmme", "Ccca": "Ccce"}
+
+
+def _sg_name_key(symbol: str) -> str:
+    """"Fm3̄m" (a combining bar), "Fm3m" (no bar) and "Fm-3m" are one symbol; so are common settings of one group
+    ("Pbnm" and "Pnma")."""
+    key = re.sub(r"[-\u0304]", "", _sg_key(symbol))
+    return _SG_SETTINGS.get(key, key)
+
+
+def _other_structure(scan: Scan, run: Run, n: Number) -> bool:
+    """Whether the last structure the sentence (or table row) names before the value is not the asked cell's."""
+    norm, head = scan.norm, run.head
+    asked = scan.memo.get("asked-structure")
+    if asked is None:  # the asked symbol and number, found once per chain
+        question = getattr(scan, "question_norm", "")
+        number = _SG_NUMBER.search(question)
+        sg = _asked_space_group(question)
+        asked = scan.memo["asked-structure"] = (_sg_name_key(sg) if sg is not None else None,
+                                                int(number.group(1)) if number is not None else None)
+    asked_sg, asked_number = asked
+    if asked_sg is None and asked_number is None:
+        return False
+    named_any = scan.memo.get("structure-names")
+    if named_any is None:  # whether the chain names any structure at all, looked up once per chain
+        named_any = scan.memo["structure-names"] = (_SG_NAME.search(norm) is not None, _PROTOTYPE.search(norm) is not None)
+    lo = max(run.s_start, head.start - 200)
+    named = None
+    for m in _SG_NAME.finditer(norm, lo, head.start) if named_any[0] else ():
+        symbol, rest = m.group(1), m.group(1)[1:]
+        if rest.isalpha() and not (re.fullmatch(r"[abcemn]{3}", rest) or symbol == "Fddd"):
+            continue  # "Band gap": a word (a letters-only symbol is three glides, a d glide only in Fddd)
+        if re.search(r"[abcdemn/\u0304-]", rest) and not _STRUKTURBERICHT.fullmatch(symbol):
+            named = (m, asked_sg is not None and _sg_name_key(symbol) != asked_sg)
+    for m in _PROTOTYPE.finditer(norm, lo, head.start) if named_any[1] else ():
+        if named is None or m.start() > named[0].start():
+            key = re.sub(r"[\s-]", "", m.group(1)).lower()
+            named = (m, asked_number is not None and _PROTOTYPE_SG[key] != asked_number
+                     and not _PROTOTYPE_QUALIFIED.search(norm, max(0, m.start() - 12), m.start()))
+    if named is None or not named[1]:
+        return False
+    return not _BACK_TO_ASKED_CELL.search(norm, named[0].end(), head.start)
+
 
 class MetallicityReader(_DFTReader):
     family = "metallicity"
@@ -1057,6 +1345,14 @@ class MetallicityReader(_DFTReader):
         if unit not in ("eV", "meV"):
             return "other_property"  # per atom / per formula unit energies are never a gap
         norm, head = scan.norm, run.head
+        if _SMEARING_AFTER.match(norm, n.end) or _SETTING_CELL_BEFORE.match(norm, cx.line_start(norm, head.start), head.start):
+            return "instrument_setting"  # "0.2 eV Gaussian smearing", "| ENCUT, plane waves | 450 eV |"
+        if _THERMAL_BEFORE.search(norm, max(run.s_start, head.start - 40), head.start):
+            return "other"  # "twice k_BT (≈ 25 meV at 300 K)": the thermal energy the gap is compared with
+        if _WRONG_AFTER.match(norm, n.end, run.s_end):
+            return "retracted"  # "a small-gap semiconductor, perhaps 0.2 eV, as in the sister arsenides — but that is wrong"
+        if _EARLY_WORK_BEFORE.search(norm, max(run.s_start, head.start - 140), head.start) and _DENIED_AFTER.match(norm, n.end):
+            return "negated"  # "older optical work listed it as a semiconductor with a 0.2 eV gap; it is not one"
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
         label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 90), head.start)
         edge = _EDGE_AFTER.match(norm, n.end)
@@ -1094,6 +1390,8 @@ class MetallicityReader(_DFTReader):
         if _other_gap(scan, max(label_start, head.start - 50), head.start) or _OTHER_GAP_AFTER.match(norm, n.end) \
                 or (lead is not None and (_other_gap(scan, *lead) or _OVERLAP.search(norm, *lead))):
             return "other_property"  # a minority-spin gap of a half-metal, the gap of another phase
+        if _other_structure(scan, run, n):
+            return "other_property"  # "the monoclinic P2₁/c polymorph … comes out at 2.9 eV" when the asked cell is Pnma
         if not label and (_EMISSION.search(norm, *lead) if lead is not None
                           else _EMISSION.search(norm, max(c_start, head.start - 50), head.start)):
             return "other_property"  # "the Ce³⁺ emission at 380 nm (3.26 eV)": a line's photon energy, not a gap
@@ -1192,7 +1490,14 @@ _FU_BEFORE = re.compile(r"(?<![A-Za-z])per[\s_]+formula[\s_]+unit\b|(?<![A-Za-z]
 _ATOM_BEFORE = re.compile(r"\bper\s+(?:atom|site)\b", re.I)
 _OTHER_MOMENT = re.compile(r"\bfree-ion\s+(?:value\s+|moment\s+)?(?:g_?J\s*[·⋅*×]?\s*J\s*)?(?:[=≈:]|of|is)?\s*$|effective|paramagnetic moment|μ_?eff|µ_?eff|mu_?eff|Curie|orbital moment", re.I)
 _NET = re.compile(r"\bnet\b|\btotal\b|(?-i:\bM\s*=)", re.I)  # "M = 5 µB" is the total; a lower-case m is a local moment
-_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|[kM]?A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA)", re.I)
+# (w38) and a molar mass written as "M": "with M = 231.5 g/mol"
+_NOT_A_MOMENT_UNIT = re.compile(r"[ \t]*(?:emu|J\s*/\s*T|[kM]?A\s*/\s*m|A\s*[·.*⋅×]?\s*m\s*(?:\^\s*2|²)|A\s*[·.*⋅×]\s*m|Oe|kA|"
+                                r"g\s*(?:/\s*mol|mol\s*\^?\s*-\s*1)(?![A-Za-z]))", re.I)
+# (w38) a magnetisation per volume, not a moment: "magnetisation density: 0.081 µB/Å³"
+_PER_VOLUME_AFTER = re.compile(r"[ \t]*(?:/|per)[ \t]*(?:Å|nm|bohr|a_?0|cm|m)[ \t]*(?:\^[ \t]*3|³)(?![\d.])", re.I)
+# (w38) the Bohr magneton converted into another unit system: "using 1 µB = 9.274e-24 J/T"
+_CONVERSION_AFTER = re.compile(r"[ \t]*[=≈][ \t]*\d+(?:\.\d+)?(?:[ \t]*[×x][ \t]*10[ \t]*\^[ \t]*[-−]?[ \t]*\d{1,2}|[eE][-−+]?\d{1,2})[ \t]*"
+                               r"(?:emu|erg|J|A)(?![A-Za-z])")
 _PM_WITH = re.compile(r"\b(?:with|of|carry|carries|has|have|are|is|at)\s*$|(?<![\w+-])(?-i:[A-Z][a-z]?)\s$", re.I)
 # a reference value the chain says is not reached: "reduced from the 1 µB spin-only value"
 _NOT_REACHED = re.compile(r"\b(?:reduced|lowered|suppressed|decreased|down|less|smaller|short)\s+(?:from|than|of)\s+(?:the\s+)?"
@@ -1204,6 +1509,9 @@ _NOT_REACHED_AFTER = re.compile(r"[^.;\d\n]{0,60}?\b(?:is|are|was|were)\s+not\s+
                                 r"[^.;\d\n]{0,20}?\b(?:serves?|is\s+used|counts?)\s+(?:only\s+)?as\s+(?:an?\s+)?(?:upper|lower|rough)?\s*(?:reference|bound|limit)\b", re.I)
 # "the naive expectation": "One might naively expect the spin-only 1 µB per Cu"
 _EXPECT_BEFORE = re.compile(r"\b(?:might|would|could)\s+(?:naively\s+|na[iï]vely\s+|at\s+first\s+)?expect\b[^.;\n]{0,40}$", re.I)
+# (w38) what an alternative arrangement would leave: "(antiparallel order would leave just 2 µB per formula unit)"
+_WOULD_LEAVE_BEFORE = re.compile(r"\b(?:would|could)\s+(?:then\s+)?(?:leave|produce|result\s+in|end\s+up\s+(?:at|with))\s+"
+                                 r"(?:(?:only|just|about|roughly|some|a\s+net(?:\s+of)?|a\s+total(?:\s+of)?)\s+|[~≈]\s*){0,2}$", re.I)
 # a Slater–Pauling value the result only comes "close to" is a reference, not the moment
 _SP_BEFORE = re.compile(r"\bSlater ?[–-] ?Pauling\b", re.I)
 _SP_ONLY_CLOSE = re.compile(r"\b(?:close\s+to|near|approaching|just\s+(?:under|below|above|over)|slightly\s+(?:under|below|above|over)|"
@@ -1220,11 +1528,14 @@ _GJJ_NEAR = re.compile(r"\bg_?J\s*[×*]?\s*J\b|\b4f\s+moment\b")
 _PM_MOMENT_AFTER = re.compile(r"\s*(?:on|at|for)\b", re.I)
 # a symbol is a site only when it is not a variable ("S = 1", "GGA+U"), a count of neighbours ("4 Al neighbours")
 # or part of a word
-_SITE_GAP = re.compile(r"(?:\s*(?:\d[spdf]\^?\d{1,2}\b|\d{1,2}\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
+# (w38) a Wyckoff letter between the element and its value: "m(Ni, 3g) ≈ 0.6 µB"
+_SITE_GAP = re.compile(r"(?:\s*(?:\d[spdf]\^?\d{1,2}\b|\d{1,2}\b|\d{1,2}[a-l]\b|\([^()]{0,16}\)|\(|\)|[spdf]\^?\d{1,2}\b|(?:high|low)-spin|[|:=≈~]|about|approximately|roughly|around|ca\.?|nearly|only|almost|"
                        r"barely|hardly|weakly|slightly|which|an?\s+(?:small|tiny|weak|modest|large|sizable)|small|tiny|essentially|practically|virtually|"
                        r"unpolari[sz]ed|(?:un|spin-?)?polari[sz]ed|anti-?parallel|parallel|aligned|at|negative|positive|,|"
-                       r"alone|sites?|atoms?|ions?|sublattices?|moments?|is|are|was))*\s*", re.I)
-_BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>(?![ABC]\s*\))[A-Z][a-z]?)\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them|spin)\s+)?(?:(?:(?:that|which)\s+[\w+]+\s+(?:puts|places|finds)\s+)?(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk|[A-D])\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
+                       r"alone|sites?|atoms?|ions?|sublattices?|moments?|is|are|was|"
+                       r"sits?|lies?|stays?))*\s*", re.I)  # (w38) "Al sits antiparallel at −0.06 µB"
+# (w38) the bracketed site may carry its number: "2.31 µB (Mn1)"; a site letter may be hyphenated: "on the B-site Co"
+_BASIS_AFTER = re.compile(r"\s*\(\s*(?P<el3>(?![ABC]\d{0,2}\s*\))[A-Z][a-z]?)\d{0,2}\s*\)|\s*(?:\)\s*)?(?:of\s+(?:it|that|this|them|spin)\s+)?(?:(?:(?:that|which)\s+[\w+]+\s+(?:puts|places|finds)\s+)?(?:on|at|for|in|from|(?:is\s+|are\s+)?carried\s+by|(?:is\s+|are\s+)?(?:found|located|locali[sz]ed|sitting|residing)\s+on)\s+(?:the\s+(?:(?:layer|intercalated|apical|equatorial|octahedral|tetrahedral|interstitial|surface|bulk|[A-D](?:-sites?)?)\s+)?|each\s+(?:of\s+the\s+)?|every\s+|both\s+)?(?:(?:two|three|four|five|six|eight|\d{1,2})\s+)?"
                           r"(?:(?P<el>[A-Z][a-z]?)(?:\^?\d?[+-])?\s+(?:sites?|atoms?|ions?|sublattices?)\b|(?P<el2>[A-Z][a-z]?)(?:\^?\d?[+-])?(?=[\s,;.)]|$)"
                           r"|(?:\d+[- ]atom\s+|conventional\s+|primitive\s+|magnetic\s+|unit\s+|whole\s+)*(?:super)?cell\b))")
 _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carries|has|bears|holds)|\bgives?\s+(?:it|each)\b|"
@@ -1239,12 +1550,21 @@ _SUM_TERM_AFTER = re.compile(r"[ \t]*\)[^.,;\n]{0,50}?\b(?:gives?|giving|yields?
 _CONSEQUENCE = re.compile(r"[,;]\s*(?:and\s+)?(?:so|hence|thus|therefore)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share|contribution|part)\b|\binterstitial\b|"
                              r"\bsublattice\s+(?:gives|carries|has|contributes|sums?\s+to|totals?)\b|"
-                             r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b", re.I)
+                             r"\bsublattice\s+to\s*(?:about\s+|~\s*|≈\s*)?$|"  # (w38) "… sums to 9.6 µB and the Co2 sublattice to −4.9 µB"
+                             r"\bconduction electrons\b|\b\d[spdf]/\d[spdf]\b|"
+                             # (w38) a shell moment added on top of the calculation: "Adding the localised 4f moment (gJ·J = 7 µB per Gd)"
+                             r"\badd(?:ing|ed|s)?\s+(?:in\s+)?(?:the\s+|a\s+|its\s+)?(?:[\w-]+\s+){0,2}?\d[spdf]\s*moments?\b", re.I)
 # "7.0 µB from the localised 4f shell": the part of a site moment one shell carries
 _PARTIAL_AFTER = re.compile(r"\s*(?:\w+\s+)?(?:from|of|in|on)\s+(?:the\s+)?(?:localis|localiz|itinerant|polaris|polariz)?\w*\s*"
                             r"(?<![A-Za-z])\d?[spdf](?:/\d?[spdf])*\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|conduction)\b|"
                             r"\s*(?:spin|orbital)(?:\s+(?:part|contribution|component|moment))?\s*[,;)+]|\s*interstitial\b|"
-                            r"\s*from\s+(?:the\s+)?\d[spdf]\b", re.I)
+                            r"\s*from\s+(?:the\s+)?\d[spdf]\b|"
+                            # (w38) "0.36 µB resides in the interstitial region"
+                            r"\s*(?:sits?|lies?|resides?|remains?|is|are|sitting|residing)\s+in\s+(?:the\s+)?interstitial\b", re.I)
+# (w38) the sum over the atomic spheres, short of the total by the interstitial part: "Summing the muffin-tin spheres
+# gives 3.62 µB per formula unit"
+_SPHERE_SUM = re.compile(r"(?:\b(?:summing|sum\s+(?:of|over)|adding\s+up)\s+(?:the\s+|all\s+)?(?:atomic\s+|muffin[- ]tin\s+|PAW\s+)?spheres\b|"
+                         r"\bspheres\s+(?:add\s+up|sum)\b)[^;\n]{0,60}$", re.I)
 _IMPURITY = re.compile(r"\bantisite\s+atoms?\b|\bimpurit(?:y|ies)\b|\bdopants?\b|\bdilute\b|\badatoms?\b|\bproximity\b|\bmultilayers?\b", re.I)
 _OTHER_PHASE = re.compile(r"\b(?:metastable|hypothetical|excited|higher-energy|competing|rejected)\s+(?:\w+[- ])?"
                           r"(?:FM|AFM|ferro\w*|antiferro\w*|ferri\w*|non-?magnetic|NM|high-spin|low-spin)\s+"
@@ -1253,6 +1573,10 @@ _NOT_GROUND = re.compile(r"\b(?:is|was)\s+not\s+the\s+ground\s+state\b|\ban?\s+(
                          r"\bnot\s+the\s+physical\s+(?:answer|result|solution|state)\b|"
                          r"\bappears?\s+only\s+(?:if|when|under)\b|"
                          r"\b(?:lies|is|sits)\s+(?:\w+\s+){0,2}(?:above|higher\s+than)\s+the\s+(?:[\w-]+\s+){0,3}ground\s+state\b", re.I)
+# (w38) "the hexagonal variant would hold about 3 µB/f.u., but that is a different polymorph"; "… ends at 1.0 µB, but
+# this is a different, off-stoichiometric composition": the words right after the value give it to another phase
+_DIFFERENT_AFTER = re.compile(r"[^.;\d\n]{0,40}?\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:an?\s+)?(?:different|distinct|separate)"
+                              r"(?:,?\s+[\w-]+){0,2}?,?\s+(?:phase|polymorph|structure|compound|material|composition|state)\b", re.I)
 _EACH = re.compile(r"\b(?:each|both|all)\b(?:\s+(?:with|carry|carries|carrying|has|have|having|bear|bears|hold|holds))?"
                    rf"{cx.LINK}\s*$", re.I)
 _AND = re.compile(r"\band\b|&", re.I)
@@ -1290,14 +1614,61 @@ _MAGNETIC_ANSWER = re.compile(r"\b(?:magnetic|ferro\w*|ferri\w*)\s*(?:[,:;(]|[�
 _TABLE_ROW_M = re.compile(r"[ \t]*\|[ \t]*m_?\(?\s*([A-Z][a-z]?)(?![a-z])[^|\n]{0,24}\|")  # "| m(In) | −0.04 µB |", "| m(Co), GGA+U |"
 _AVERAGE_SITE_BEFORE = re.compile(r"\b(?-i:([A-Z][a-z]?))\s+(?:atoms?\s+|ions?\s+|sites?\s+)?(?:(?:per|in\s+the)\s+(?:cell|f\.?u\.?|formula\s+unit)\s+)?"
                                   r"(?:at|with|carrying)\s+(?:an?\s+)?(?:average|mean)\s+(?:(?:of|moment\s+of)\s+)?(?:(?:about|roughly)\s+|[~≈]\s*)?$", re.I)
-_ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)(?:per[_ \t]+|/[ \t]*)(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]",
+_ROW_BASIS = re.compile(r"[ \t]*(?:\|[^|\n]{0,30}?(?<![A-Za-z])|[A-Za-z]\w{0,30}?_)(?:per[_ \t]+|/[ \t]*)(f\.?u\.?|formula[_ ]unit|atom|cell)(?![A-Za-z])[^,|:\n]{0,10}[,|:]|"
+                        # (w38) a LaTeX row labelled the same way: "Net / f.u. & $3.21$ \\"
+                        r"[ \t]*[A-Za-z][A-Za-z \t]{0,20}?(?:per[ \t]+|/[ \t]*)(f\.?u\.?|formula[ ]unit|atom|cell)(?![A-Za-z])[^&\n]{0,6}&",
                         re.I)  # a CSV or table row labelled "total_per_fu," or "| net per atom |"
 # "it rises to about 2.3 µB at expanded volume": a moment of another lattice
 _AT_OTHER_VOLUME = re.compile(r"\s*at\s+(?:an?\s+)?(?:expanded|larger|enlarged|compressed|strained)\s+(?:volume|lattice|cell)\b", re.I)
 # "elemental hcp Co (1.6 µB per atom)", "bcc Fe itself has 2.2 µB per atom": the pure element, another material
 _ELEMENTAL = re.compile(r"\belemental\b|\b(?:bcc|fcc|hcp|α-)\s*(?:Fe|Co|Ni|Gd|Cr|Mn|iron|cobalt|nickel)\b", re.I)
+# (w38) a unitless value labelled with the moment of one element: a column headed "m(Co)", which the text carries into
+# the cell as "| AFM | m(Co) = 2.71 |"
+_M_OF_ELEMENT_BEFORE = re.compile(r"(?<![A-Za-z])(?-i:[mµ])_?\(\s*([A-Z][a-z]?)(?:\d{1,2}|\^?\d?[+-]|_\w{1,4})?(?:\s*,[^()=\n]{0,12})?\s*\)"
+                                  r"(?:\s*\([^()\n]{0,8}\))?\s*[=≈:]\s*$")
+# (w38) VASP's OSZICAR field: "F= -.4521E+02 E0= -.4520E+02 mag= 3.9981" is the whole cell's magnetisation
+_MAG_FIELD_BEFORE = re.compile(r"(?<![\w-])mag=[ \t]*$")
+# (w38) a sentence or bullet opened by its basis, with only arithmetic before the value: "Per formula unit: 15.6 / 2 =
+# 7.8 µB", "- per f.u.: 3.4 µB"
+_BASIS_OPENER = re.compile(r"\s*(?:[-*•–]\s*)?per[ \t]+(formula[ \t]+unit|f\.?\s?u\.?|atom|cell)[ \t]*[:,][^A-Za-z\n]{0,40}$", re.I)
+# (w38) a Slater–Pauling total with no basis is per formula unit: "the Slater–Pauling rule M = Z − 24 = 3 µB holds"
+_SP_EQUALS_BEFORE = re.compile(r"\bSlater ?(?:–|--?) ?Pauling\b[^.;\n()]{0,40}=\s*$", re.I)
+# (w38) the site values in brackets right after a moment with its unit, themselves without one
+_SITE_ASIDE_BEFORE = re.compile(r"µB[^()\n]{0,24}\(\s*(?:[A-Z][a-z]?\d{0,2}\s*[≈=:~]?\s*[-−+]?\d+(?:\.\d+)?(?:\s+each)?\s*[,;]\s*){0,6}"
+                                r"(?P<el>[A-Z][a-z]?)\d{0,2}\s*[≈=:~]?\s*$")
+# (w38) ions named only by their site, in a compound with one magnetic element: "4.3 µB on the octahedral ions and
+# 4.1 µB on the tetrahedral ones" in Mn₃O₄ (not "on the oxygen sites")
+_ON_IONS_AFTER = re.compile(r"\s*(?:on|for|at)\s+(?:the\s+|each\s+(?:of\s+the\s+)?|all\s+|both\s+)?(?-i:[a-z][\w-]*\s+){0,2}"
+                            r"(?:ions?|cations?|ones|species|sites?|magnetic\s+atoms?)\b", re.I)
+# (w38) a total per a cell of another size than the one the question poses: "12.0 µB per conventional 16-atom cubic
+# cell" when the computational cell has 4 atoms is neither the posed cell's nor a formula unit's
+_CELL_SIZE_AFTER = re.compile(r"\s*(?:per|in|for)\s+(?:the\s+|a\s+|one\s+|each\s+)?(?:conventional\s+|primitive\s+)?(\d{1,4})[- ]atom\b"
+                              r"[^.;,\n\d]{0,20}?\b(?:super)?cell\b", re.I)
+_POSED_ATOMS = re.compile(r"\b(\d{1,4})\s+atoms\s+in\s+the\s+computational\s+cell\b", re.I)
+# (w38) "Both Fe and Co order; the former ends at 2.7 µB and the latter at 1.6 µB": the pair named before
+_FORMER_LATTER_BEFORE = re.compile(r"\bthe\s+(former|latter)\b[^.;\d\n]{0,40}$", re.I)
+_ELEMENT_PAIR = re.compile(r"(?<![A-Za-z0-9])([A-Z][a-z]?)(?:\^?\d?[+-])?\s*,?\s*(?:and|&)\s+([A-Z][a-z]?)(?:\^?\d?[+-])?(?![A-Za-z0-9])")
+# (w38) "per magnetic ion" right after the value, beating a cell named before it: "in the 12-atom cell … 2.7 µB per
+# magnetic ion" (with one magnetic element, README w2)
+_PER_MAGNETIC_AFTER = re.compile(r"\s*per\s+magnetic\s+(?:ion|atom|site|cation)\b", re.I)
 _NET_BARE = re.compile(r"\bnet\s*(?:moment\s*)?(?:[=≈~:]|of|is)\s*$", re.I)  # "net ≈ 0", "Net: 0" (a bare "net 0" restates the class)
-_FU_AFTER = re.compile(r"\s*per\s+(?:[A-Z][A-Za-z0-9]{1,15}\s+)?(?:formula\s+unit|f\.\s?u\.)", re.I)
+# (w38) a JSON/YAML key that names its basis around the unit: "total_moment_cell_muB": 8.0, "net_spin_muB_per_cell: 7.9"
+_UNIT_KEY_BEFORE = re.compile(r"[\"']?\b(?P<key>[A-Za-z][A-Za-z_]{0,60}?_(?:µB|mu_?B)(?:_per_[A-Za-z_]{1,20})?|(?:µB|mu_?B)_per_[A-Za-z_]{1,20})"
+                              r"[\"']?[ \t]*[:=][ \t]*$")
+# (w38) a record of one site that names its element: "- {element: Ni, wyckoff: 3b, m: 0.62}" (the text drops the braces),
+# "Co: {spin: 1.62, orbital: 0.14}", "magmom_site_muB": {"Cr": 2.91, "Te": -0.11}
+_SITE_RECORD_BEFORE = re.compile(r"\b(?:element|el|species|atom|site)[\"']?[ \t]*:[ \t]*[\"']?(?P<el>[A-Z][a-z]?)\d{0,2}[\"']?"
+                                 r"(?:[ \t]*,[ \t]*[\"']?\w{1,20}[\"']?[ \t]*:[ \t]*[\w.\"'-]{1,12}){0,3}[ \t]*,[ \t]*"
+                                 r"[\"']?(?:m|mz|m_z|spin|moment|magmom)[\"']?[ \t]*:[ \t]*$|"
+                                 r"^[ \t]*[\"']?(?P<el2>[A-Z][a-z]?)\d{0,2}[\"']?[ \t]*:[ \t]*\{?[ \t]*[\"']?(?:m|mz|m_z|spin|moment|magmom)[\"']?[ \t]*:[ \t]*$|"
+                                 r"(?:magmom|moments?)\w{0,12}[\"']?[ \t]*:[ \t]*\{?[ \t]*"
+                                 r"(?:[\"'][A-Z][a-z]?\d{0,2}[\"'][ \t]*:[ \t]*[-−+]?\d+(?:\.\d+)?[ \t]*,[ \t]*){0,8}"
+                                 r"[\"'](?P<el3>[A-Z][a-z]?)\d{0,2}[\"'][ \t]*:[ \t]*$", re.M)
+# (w38) also the inverse-power form: "GGA gives 2.96 μ_B f.u.⁻¹", "M = 5.1 µB·f.u.⁻¹" (read "µB f.u.^-1", "µB×f.u.^-1")
+# (w38) and "per formula unit" cut off where a small model's chain ends: "… is 4.4 µB per formu"
+_FU_AFTER = re.compile(r"\s*per\s+(?:[A-Z][A-Za-z0-9]{1,15}\s+)?(?:formula\s+unit|f\.\s?u\.)|"
+                       r"[ \t]*×?[ \t]*f\.?\s?u\.?[ \t]*\^[ \t]*\{?[ \t]*-[ \t]*1(?![\d.])|"
+                       r"[ \t]*per[ \t]+form(?:u(?:la?)?)?(?:[ \t]+u(?:n(?:it?)?)?)?[ \t]*$", re.I)
 _SITE_LABEL_BEFORE = re.compile(r"\bsites?\s+(?:[IVX]{1,4}|\d{1,2}|[a-h])\s*\(\s*(?:≈|~|about)?\s*$")
 _SITE_LABEL_AFTER = re.compile(r"\s*\(\s*(?:M\d|[AB]|site\s+\w{1,4}|\d{1,2}[a-l]|oct\w*|tet\w*)\s*\)")  # "4.4 µB (M1)"
 _ION_LINE = re.compile(r"^[ \t]*(?:[-*•]\s*)?(?i:magnetic\s+)?(?i:ion)\s*:\s*([A-Z][a-z]?)(?![a-z])", re.M)
@@ -1306,7 +1677,8 @@ _FOR_OTHER_FORM_AFTER = re.compile(r"[^.;,\n]{0,30}?\b(?:for|in|of)\s+(?:an?\s+|
 _SUM_OVER_AFTER = re.compile(r"\s*(?:in\s+total\s+)?from\s+(?:the\s+|all\s+)?(?:two|three|four|five|six|seven|eight|nine|ten|twelve|\d{1,2})\s+"
                              r"[A-Z][a-z]?\b|"  # "8 µB from the five Co": a sum over a sublattice
                              # "~0.29 µB of each spin spread over the four Cl ligands": a share summed over several atoms
-                             r"(?:\s+of\s+(?:each|the|every)\s+[\w-]+)?\s+(?:spread|distributed|shared|smeared)\s+(?:over|among|across|between)\s+(?:the\s+|all\s+)?"
+                             # (w38) also with a verb: "the remaining 0.45 µB is distributed over the four Cl ligands"
+                             r"(?:\s+of\s+(?:each|the|every)\s+[\w-]+)?(?:\s+(?:is|are|gets|get))?\s+(?:spread|distributed|shared|smeared)\s+(?:over|among|across|between)\s+(?:the\s+|all\s+)?"
                              r"(?:two|three|four|five|six|seven|eight|nine|ten|twelve|\d{1,2})\s+(?:[A-Z][a-z]?\b|ligands|neighbou?rs)")
 _ROW_ION = re.compile(r"\|\s*([A-Z][a-z]?)\^?\d?[+-]\s*\|")
 _VERSUS = re.compile(r"\s*(?:\([^()\n]{0,30}\)\s*)?,?\s*(?:versus|vs\.?|compared\s+(?:with|to)|against)\s*(?:about|~|≈)?\s*")
@@ -1343,15 +1715,23 @@ def _respective_element(scan: Scan, run: Run, n: Number) -> str | None:
 
 _LABEL_VALUE_AFTER = re.compile(r"\s*[:=≈]\s*[-−+]?\d")  # "- B: −0.1 µB", "and B ≈ −0.15 µB": a label, not a word
 _LINE_LABEL_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•|]\s*)?$|\band\s+$|,\s*$")
+# (w38) a CSV row labelled by a symbol that is also a word: "In,4c,-0.02" under "site,wyckoff,m_muB"
+_ROW_START_BEFORE = re.compile(r"(?:^|\n)[ \t]*$")
+# (w38) a site letter subscripted to an element: "m(Ni_B) = 0.6 µB" is the B site of nickel, not boron
+_ELEMENT_SUBSCRIPTED = re.compile(r"(?<![A-Za-z])([A-Z][a-z]?)$")  # "Fe" in "Fe_B" (not the "m" of "m_B")
 
 
 def _site_element(norm: str, m: "re.Match[str]", symbol: str) -> bool:
     if symbol not in ELEMENTS:
         return False
     start, end = m.start(), m.end()
+    before = _ELEMENT_SUBSCRIPTED.search(norm, max(0, start - 4), start - 1) if start > 1 and norm[start - 1] == "_" else None
+    if before is not None and before.group(1) in ELEMENTS:
+        return False  # (w38) "m(Ni_B) = 0.6 µB": the B site of nickel, not boron (the element before the "_" is the site)
     if symbol in _NOT_ELEMENTS:  # "I", "In", "As": words, unless they are the subscript of a moment ("m_I = −0.1 µB")
         return bool(start > 0 and norm[start - 1] == "_" or _SUBSCRIPT_SITE.search(norm, max(0, start - 6), start)
-                    or (_LABEL_VALUE_AFTER.match(norm, end) and _LINE_LABEL_BEFORE.search(norm, max(0, start - 30), start)))
+                    or (_LABEL_VALUE_AFTER.match(norm, end) and _LINE_LABEL_BEFORE.search(norm, max(0, start - 30), start))
+                    or (norm.startswith(",", end) and _ROW_START_BEFORE.search(norm, max(0, start - 8), start)))  # (w38) CSV "In,4c,-0.02"
     if start > 0 and norm[start - 1] in "+/":
         return False  # GGA+U, PBE+U
     if symbol in ("K", "T") and re.search(r"\d\s*$", norm[max(0, start - 3):start]):
@@ -1464,6 +1844,26 @@ class MagnetismReader(_DFTReader):
             return "muB/fu"
         if _NET_BARE.search(norm, max(run.s_start, head.start - 20), head.start) and not cx.ARITHMETIC_AFTER.match(norm, head.end):
             return "muB/fu"  # "Answer: non-magnetic (antiferromagnetic, net ≈ 0)", "Net: 0"
+        if _MAG_FIELD_BEFORE.search(norm, max(0, head.start - 8), head.start):
+            return "muB/cell"  # (w38) VASP's OSZICAR "mag= 3.9981": the magnetisation of the whole cell
+        line = max(cx.line_start(norm, head.start), head.start - 200)
+        key = _UNIT_KEY_BEFORE.search(norm, line, head.start)
+        if key is not None:
+            words = set(key.group("key").lower().replace("f_u", "fu").replace("formula_unit", "fu").split("_"))
+            basis = next((b for b in ("cell", "fu", "atom") if b in words), None)
+            if basis is not None and "site" not in words and ("orbital" not in words or "total" in words):
+                return "muB/" + basis  # (w38) "total_moment_cell_muB": 8.0, "net_spin_muB_per_cell: 7.9", "per_fu_muB": 4.0
+        record = _SITE_RECORD_BEFORE.search(norm, line, head.start)
+        if record is not None:
+            el = record.group("el") or record.group("el2") or record.group("el3")
+            if el in ELEMENTS:
+                return "muB/element:" + el  # (w38) "{element: Ni, m: 0.62}", "Co: {spin: 1.62, …}", "magmom_site_muB": {"Cr": 2.91}
+        site = _M_OF_ELEMENT_BEFORE.search(norm, max(run.s_start, head.start - 30), head.start)
+        if site is not None and site.group(1) in ELEMENTS:
+            return "muB/element:" + site.group(1)  # (w38) a unitless column headed "m(Co)": the text reads "m(Co) = 2.71"
+        aside = _SITE_ASIDE_BEFORE.search(norm, max(run.s_start, head.start - 120), head.start)
+        if aside is not None and aside.group("el") in ELEMENTS and aside.group("el") not in _NOT_ELEMENTS:
+            return "muB/element:" + aside.group("el")  # (w38) "M = 3.02 µB per formula unit (Fe ≈ 2.6, Ni ≈ 0.4 each)"
         label = _MOMENT_LABEL.search(norm, max(run.s_start, head.start - 60), head.start)
         if label and not _OTHER_MOMENT.search(norm, max(run.s_start, head.start - 40), head.start):
             unit = (label.group("unit") or "").lower()  # "moment in µB per formula unit is 0.0"
@@ -1500,8 +1900,15 @@ class MagnetismReader(_DFTReader):
         return super().classify(scan, n, run, answer_bare_ok)
 
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
-        if not unit.startswith("muB"):
+        if not unit.startswith("muB") or _PER_VOLUME_AFTER.match(scan.norm, n.end):
             return "other_property"
+        if _CONVERSION_AFTER.match(scan.norm, n.end):
+            return "other"  # "1 µB = 9.274e-24 J/T": the unit written out in another system, not a moment
+        size = _CELL_SIZE_AFTER.match(scan.norm, n.end)
+        if size is not None:
+            posed = _POSED_ATOMS.search(getattr(scan, "question_norm", "") or "")
+            if posed is not None and int(posed.group(1)) != int(size.group(1)):
+                return "other"  # (w38) "12.0 µB per conventional 16-atom cell" when the posed cell has 4 atoms: neither basis
         if _losing_row(scan, n.start) or _losing_line(scan.norm, n.start):
             return "other_property"  # a configuration the table's energies reject
         norm, head = scan.norm, run.head
@@ -1515,7 +1922,8 @@ class MagnetismReader(_DFTReader):
             return "other"
         if _SUM_TERM_AFTER.match(norm, n.end) and not _SITE_LIST_PAREN.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "Cr³⁺ (3 µB) antiparallel to Re⁵⁺ (2 µB) gives 1 µB/f.u.": the terms of an ionic sum
-        if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
+        if _NOT_REACHED.search(norm, max(run.s_start, n.start - 40), n.start) or _EXPECT_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start) \
+                or _WOULD_LEAVE_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             return "other"  # "reduced from the 1 µB spin-only value": a reference the moment does not reach
         if _SP_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
             if "sp_close" not in scan.memo:
@@ -1530,6 +1938,9 @@ class MagnetismReader(_DFTReader):
         if _PARTIAL_MOMENT.search(norm, lo, n.start) or _PARTIAL_AFTER.match(norm, n.end) \
                 or _SUM_OVER_AFTER.match(norm, n.end):
             return "other_property"  # a shell- or orbital-resolved part (the 4f share), an interstitial moment
+        prev = scan.nums[n.index - 1] if n.index > 0 else None
+        if _SPHERE_SUM.search(norm, max(run.s_start, n.start - 60, prev.end if prev is not None and prev.unit.startswith("muB") else 0), n.start):
+            return "other_property"  # "Summing the PAW spheres, 2 × 1.2 + 0.9 = 3.3 µB": the sphere sum, not the total
         if _IMPURITY.search(norm, cx.clause_start(norm, run.s_start, n.start, 80), n.start) \
                 or _IMPURITY.search(norm, n.end, min(run.s_end, n.end + 40)):
             return "other_property"  # "dilute Fe impurities polarise a cloud carrying ~10 µB": not the asked crystal's
@@ -1542,6 +1953,7 @@ class MagnetismReader(_DFTReader):
             return "other"  # "- high spin: 5 µB per Co" among the listed options; "only with U … does … appear, with 1 µB"
         if (phase is not None and not _PHASE_TURN.search(norm, phase.end(), n.start)) \
                 or _NOT_GROUND.search(norm, n.end, min(s_end, n.end + 200)) or _AT_OTHER_VOLUME.match(norm, n.end) \
+                or _DIFFERENT_AFTER.match(norm, n.end) \
                 or _HIGHER_WITH.search(norm, max(s_start, n.start - 40), n.start):
             return "other_property"  # the moments of another magnetic phase (FM FeRh above its transition)
         form = None
@@ -1565,6 +1977,13 @@ class MagnetismReader(_DFTReader):
             symbol = _single_magnetic(scan)  # "2.85 µB per site" with one magnetic element: that element's site moment
             if symbol is not None:
                 return ("magnetic_moment", n.value, "muB/element:" + symbol)
+        if unit == "muB/atom" and asked is not None and len(asked) > 1:  # (in elemental Mg, "Mg … per atom" is the material's)
+            subject = None  # (w38) "Al is polarised antiparallel at −0.05 µB per atom": per Al atom, not the cell average
+            for m in _ION.finditer(norm, cx.clause_start(norm, s_start, n.start, 60), n.start):
+                subject = m
+            if subject is not None and _site_element(norm, subject, subject.group(1)) \
+                    and _SITE_GAP.fullmatch(norm, subject.end(), n.start):
+                return ("magnetic_moment", n.value, "muB/element:" + subject.group(1))
         if unit != "muB":
             return ("magnetic_moment", n.value, unit)
         return ("magnetic_moment", n.value, "muB/" + self._basis(scan, run, n))
@@ -1584,6 +2003,17 @@ class MagnetismReader(_DFTReader):
         norm = scan.norm
         if _FU_AFTER.match(norm, n.end):
             return "fu"  # "3.0 µB per ScFe₂ formula unit"
+        opener = _BASIS_OPENER.match(norm, run.s_start, n.start)
+        if opener is not None:  # (w38) "Per formula unit: 15.6 / 2 = 7.8 µB": the label opening the sentence is the basis
+            basis = opener.group(1).lower()
+            return basis if basis in ("atom", "cell") else "fu"
+        if _SP_EQUALS_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start):
+            return "fu"  # (w38) "the Slater–Pauling rule M = Z − 24 = 3 µB": the rule counts per formula unit
+        if _PER_MAGNETIC_AFTER.match(norm, n.end) and _single_magnetic(scan) is not None:
+            return "element:" + _single_magnetic(scan)  # (w38) "in the 12-atom cell … 2.7 µB per magnetic ion": not the cell's
+        ions = _ON_IONS_AFTER.match(norm, n.end)
+        if ions is not None and not _ELEMENT_NAME.search(ions.group()) and _single_magnetic(scan) is not None:
+            return "element:" + _single_magnetic(scan)  # (w38) "4.3 µB on the octahedral ions" with Mn the one magnetic element
         after = _BASIS_AFTER.match(norm, n.end)
         if after is not None:
             el = after.group("el") or after.group("el2") or after.group("el3")
@@ -1592,6 +2022,13 @@ class MagnetismReader(_DFTReader):
                     return "element:" + el
             else:
                 return "cell"
+        which = _FORMER_LATTER_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start)
+        if which is not None:  # (w38) "Both Fe and Co order; the former ends at 2.7 µB": the pair named before it
+            pair = None
+            for pair in _ELEMENT_PAIR.finditer(norm, max(run.s_start, which.start() - 200), which.start()):
+                pass
+            if pair is not None and pair.group(1) in ELEMENTS and pair.group(2) in ELEMENTS:
+                return "element:" + pair.group(1 if which.group(1).lower() == "former" else 2)
         average = _AVERAGE_SITE_BEFORE.search(norm, max(run.s_start, n.start - 60), n.start)
         if average is not None and average.group(1) in ELEMENTS and average.group(1) not in _NOT_ELEMENTS:
             return "element:" + average.group(1)  # "22 Fe per cell at an average 2.24 µB": the mean moment of one Fe
@@ -1630,7 +2067,7 @@ class MagnetismReader(_DFTReader):
             return "element:" + column.group(1)  # a column headed "m(Fe)": "| stripe | 2.0 µB |"
         row = _ROW_BASIS.match(norm, line)
         if row is not None and row.end() <= n.start:
-            basis = row.group(1).lower()
+            basis = (row.group(1) or row.group(2)).lower()
             return basis if basis in ("atom", "cell") else "fu"
         lo = max(run.s_start, n.start - 60)
         prev = scan.nums[n.index - 1] if n.index > 0 else None
