@@ -5,7 +5,8 @@
     python bench/claims.py --split dev --batch m2   # one new batch, scored before any fix
 
 Claim-level precision and recall per family: a predicted claim matches a gold claim of the same kind whose
-value agrees within 1e-3 relative or 0.01 absolute (class claims by value); each gold claim is matched at most
+value agrees within 1e-3 relative or 5e-4 absolute (class claims by value; 0.01 absolute was as large as a
+typical hull energy); each gold claim is matched at most
 once. Item agreement: the predicted claim set equals the gold set. Reason agreement: of the gold non-claims
 the reader reported as rejected (a rejected span overlapping the gold text), the share with the gold reason;
 "seen" is the share of gold non-claims that were rejected at all (the rest were silently skipped, never
@@ -49,7 +50,7 @@ def same(pred: dict[str, Any], gold: dict[str, Any]) -> bool:
         a, b = float(a), float(b)
     except (TypeError, ValueError):
         return False
-    if abs(a - b) <= 0.01 or abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
+    if abs(a - b) <= 5e-4 or abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
         return pred.get("unit", "") == gold.get("unit", "") or not gold.get("unit")
     return False
 

@@ -3,8 +3,7 @@ upstream files (SOURCES.md §9, §2a, §2b).
 
 The staged files are conversions, not upstream bytes: two CSVs from megnet's gzipped JSON of band gaps, and a JSON
 and a CSV from each of two matsciml devset LMDB files (pickled dicts). This module repeats those conversions on the
-downloaded files, so a pull fetches the sets from their origins instead of matpcr's unpublished mirror; the manifest
-digest checks what comes out.
+downloaded files, so a pull fetches the sets from their origins; the manifest digest checks what comes out.
 
 Upstream formats, as the upstream code writes and reads them:
 

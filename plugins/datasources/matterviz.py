@@ -4,7 +4,7 @@ The staged files are conversions (SOURCES.md §10–11), not upstream bytes: mat
 ``*.json.gz`` and the staging flattened them into a CSV (Alexandria, with the binaries shared by several ternary
 systems merged) and into compact JSON lists plus a CSV (the two Materials Project quaternaries). This module redoes
 those conversions on the files a pull downloads from the pinned commit into the set's ``upstream/`` folder, so both
-sets come from their origin instead of matpcr's unpublished mirror; the shipped manifest checks the result.
+sets come from their origin; the shipped manifest checks the result.
 
 Upstream formats, as the code that wrote them documents them (janosh/matterviz):
 
