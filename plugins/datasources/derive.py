@@ -81,11 +81,7 @@ def thermomagnetic_summary(folder: Path, origin: dict[str, str]) -> bytes:
                      "e_above_hull_eV_per_atom": ehull, "is_on_hull": "true" if ehull <= 1e-6 else "false",
                      "energy_atom_eV": r6(x["energy_atom"]), "magnetization_norm_vol": r6(x["magnetization_norm_vol"])})
     rows.sort(key=lambda r: (r["material_id"].split("-")[0], int(r["material_id"].split("-")[1])))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode()
+    return indexes.csv_bytes(rows)
 
 
 PIEZO_FIELDS = ["material_id", "formula_pretty", "formula_cell", "nsites", "nelements", "spacegroup_number",
@@ -135,11 +131,7 @@ def piezo_summary(folder: Path, origin: dict[str, str]) -> bytes:
                      "total_magnetization_muB_per_fu": r6(x["total_magnetization"]),
                      "piezo_modulus_C_m2": r6(p["Piezoelectric_Modulus"])})
     rows.sort(key=lambda r: int(r["material_id"].split("-")[1]))  # stable: ties keep file order
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=PIEZO_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode()
+    return indexes.csv_bytes(rows, fields=PIEZO_FIELDS)
 
 
 #: (data set, file) -> builder(set folder, {downloaded path: origin URL}) -> the file's bytes

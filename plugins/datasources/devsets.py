@@ -21,7 +21,6 @@ Upstream formats, as the upstream code writes and reads them:
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import json
@@ -37,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from matpcr.errors import DataError
+from matpcr_plugins.datasources.indexes import csv_bytes
 
 RAW = "https://raw.githubusercontent.com"
 MEGNET = ("materialsvirtuallab/megnet", "6b7ad60acae97daa005ddaaf425c8d9089694c55")
@@ -110,11 +110,7 @@ def _gap_text(value: int | float | None) -> str:
 
 
 def _csv(fields: list[str], rows: list[dict[str, Any]], lineterminator: str) -> bytes:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator=lineterminator)
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode("utf-8")
+    return csv_bytes(rows, lineterminator, fields)
 
 
 def computed_gaps_csv(folder: Path, origin: dict[str, str]) -> bytes:

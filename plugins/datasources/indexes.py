@@ -53,9 +53,10 @@ def upstream_path(url: str) -> str:
     return unquote(urlsplit(url).path.split("/", 4)[4])
 
 
-def csv_bytes(rows: list[dict[str, Any]], lineterminator: str = "\n") -> bytes:
+def csv_bytes(rows: list[dict[str, Any]], lineterminator: str = "\n", fields: list[str] | None = None) -> bytes:
+    """The staged files' CSV dialect (``csv`` defaults, UTF-8); the columns are the first row's unless named."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator=lineterminator)
+    writer = csv.DictWriter(out, fieldnames=fields if fields is not None else list(rows[0]), lineterminator=lineterminator)
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue().encode()

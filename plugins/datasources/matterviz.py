@@ -20,9 +20,7 @@ Upstream formats, as the code that wrote them documents them (janosh/matterviz):
 
 from __future__ import annotations
 
-import csv
 import gzip
-import io
 import json
 import math
 import zlib
@@ -33,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from matpcr.errors import DataError
+from matpcr_plugins.datasources.indexes import csv_bytes
 
 REPOSITORY = "janosh/matterviz"
 COMMIT = "e45d1bad399d4d518a19d4f2e91c812873ae9eed"
@@ -148,12 +147,8 @@ def _reduced_formula(counts: dict[str, int]) -> str:
 
 def _csv(fields: list[str], rows: list[dict[str, Any]]) -> bytes:
     """The staged CSV dialect: ``csv`` defaults, ``\\n`` line ends, booleans as ``true``/``false``."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in row.items()})
-    return out.getvalue().encode("utf-8")
+    return csv_bytes([{k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in row.items()}
+                      for row in rows], fields=fields)
 
 
 # --- alexandria_ternary_hull -------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ This module repeats that merge on the downloaded files, so the set comes from it
 from __future__ import annotations
 
 import csv
-import io
 import sys
 from pathlib import Path
 
 from matpcr.errors import DataError
+from matpcr_plugins.datasources.indexes import csv_bytes
 
 REPOSITORY = "hspark1212/chemeleon"
 UPSTREAM_FOLDER = "upstream"
@@ -112,9 +112,5 @@ def union_csv(folder: Path, origin: dict[str, str]) -> bytes:
                 if value and not entry.get(column):
                     entry[column] = value
     rows = sorted(merged.values(), key=lambda e: int(str(e["material_id"]).split("-")[1]))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n", restval="")
-    writer.writeheader()
-    for entry in rows:
-        writer.writerow({**entry, "subsets": ";".join(entry["subsets"])})  # type: ignore[arg-type]
-    return out.getvalue().encode("utf-8")
+    return csv_bytes([{**entry, "subsets": ";".join(entry["subsets"])} for entry in rows],  # type: ignore[arg-type]
+                     fields=FIELDS)

@@ -8,15 +8,13 @@ writes the converted files locally, byte for byte as the shipped manifest pins t
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from matpcr.errors import DataError
-from matpcr_plugins.datasources.indexes import upstream_path
+from matpcr_plugins.datasources.indexes import csv_bytes, upstream_path
 
 REPOSITORY = "jrneilson/dara"
 COMMIT = "a90c43fe6d97050e76a13d89926bef2bd6dbecc7"
@@ -157,11 +155,7 @@ def dara_index(scans: list[tuple[str, str, str | bytes]]) -> bytes:
 
 
 def _index_csv(rows: list[dict[str, str]]) -> bytes:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=INDEX_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue().encode()
+    return csv_bytes(rows, fields=INDEX_FIELDS)
 
 
 #: where the pull puts the downloaded XRDML files, inside the set's folder
