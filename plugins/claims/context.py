@@ -180,6 +180,11 @@ RETRACT_LEAD = re.compile(r"[\s*_]*[—–-]?\s*(?:on\s+re-?reading\s+the\s+(?:l
 # "712 cm⁻¹? No — that is the ring deformation and it is weaker": a "no" that only demotes the band in the ranking
 RANKING_ONLY = re.compile(r"[\s*_]*(?:[—–-]\s*)?no\s*[,—–.!:;-]\s*(?:that|it|this)(?:'s|\s+is|\s+was)\s+[^.;\n]{0,60}?"
                           r"\b(?:weaker|less\s+intense|not\s+the\s+(?:strongest|main|most\s+intense|dominant))\b", re.I)
+# (w40) a check that confirms the figure, ending on its verdict: "= 118.75 nm. Wait, let me double-check the division:
+# 200/32 = 6.25, yes." (not "Wait, let me recheck: 200/32 = 6.5, not 6.25.")
+CONFIRMED_CHECK = re.compile(r"[\s*_]*(?:[—–-]\s*)?(?:(?:wait|hold\s+on|hmm+)\s*[,—–.!:;-]?\s*)?(?:let\s+me|let's|I'll)\s+"
+                             r"(?:double-?|re-?|quickly\s+)?(?:check|verify|confirm)\b(?:[^\n.;!?]|\.(?=\d)){0,120}?"
+                             r"[,;:—–-]\s*(?:yes|yep|correct|right|confirmed|(?:that|it)\s+checks\s+out)\b[ \t]*[.!]", re.I)
 # "… E_hull = 0.014 eV/atom relative to PbO + PbO₂. Correction: stable.": a correction that names only a class revises
 # the earlier class word, not the numbers before it
 CLASS_ONLY_CORRECTION = re.compile(r"[\s*_]*(?:[—–-]\s*)?(?:correction|actually|on\s+second\s+thought)\s*(?:[:,—–-]\s*)?"
@@ -360,7 +365,8 @@ def paren_lead(text: str, lo: int, pos: int, width: int = 45) -> tuple[int, int]
     return max(lo, clause_start(text, lo, p, width)), p
 
 
-_PAREN_OPENER = re.compile(r"\s*(?:[~≈≃]|ca\.?|about|approx\.?|=|:)?\s*", re.I)
+# (w40: "around" opens it like "about": "than typical Ag colloids (around 20 nm)")
+_PAREN_OPENER = re.compile(r"\s*(?:[~≈≃]|ca\.?|about|around|approx\.?|=|:)?\s*", re.I)
 
 
 def window(text: str, sent_start: int, pos: int, width: int = 60) -> int:

@@ -54,6 +54,10 @@ _OTHER_IMAGE_LEAD = re.compile(r"\s*\W*\s*(?:an?\s+|the\s+)?(?:second|another|ot
                                r"(?:micrographs?|images?|frames?)\b", re.I)
 # a generic expectation anywhere earlier in the sentence: "the pore diameter is usually ≈ 0.9 nm/V, i.e. 36 nm"
 _GENERIC = re.compile(r"\busually\b|\bpredict\w*|\brule of thumb\b|\bempirical rule\b|\b[\w-]+\s+like\s+th(?:is|ese)\s+(?:are|is)\b", re.I)
+# (w40) a comparison with a typical member of the class, its size in brackets: "much larger than typical
+# citrate-reduced Ag colloids (around 20 nm)" (not the typical one of this frame: "than the typical ones here (90 nm)")
+_THAN_TYPICAL_LEAD = re.compile(r"\bthan\s+(?:the\s+|most\s+)?(?:typical|usual|conventional|common|standard)\s+"
+                                r"(?!(?:ones?|neighbou?rs?)\b)(?![^()\n]{0,40}?\b(?:here|(?:in|on|of)\s+(?:this|the\s+same)\b))", re.I)
 # a span over several repeats, the step before the one-period value: "ten periods cover 152 × 50 = 7600 nm"
 _MULTI_SPAN = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty)\s+(?:periods|spacings|pitches|repeats|fringes|ridges|lamellae)\s+"
                          r"(?:cover|span|measure|take\s+up)\b[\d.,\s×x*·=≈~]{0,40}$", re.I)
@@ -212,8 +216,8 @@ class MicroscopyReader(QuantityReader):
         if self._before_treatment(scan, run):
             return "other_property"
         lead = cx.paren_lead(scan.norm, run.s_start, run.head.start)
-        if lead is not None and _OTHER.search(scan.norm, *lead):
-            return "other_property"  # "the Au lattice fringes (0.235 nm)"
+        if lead is not None and (_OTHER.search(scan.norm, *lead) or _THAN_TYPICAL_LEAD.search(scan.norm, *lead)):
+            return "other_property"  # "the Au lattice fringes (0.235 nm)", "than typical Ag colloids (around 20 nm)"
         imaging = None
         for m in _IMAGING.finditer(scan.norm, min(clause, max(run.s_start, run.head.start - 30)), run.head.start):
             imaging = m

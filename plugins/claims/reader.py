@@ -734,7 +734,7 @@ class QuantityReader:
         if retracted is None:
             nxt = scan.sentences.next(n.start)
             retracted = scan.after[s_end] = "retracted" if nxt is not None and cx.RETRACT_LEAD.match(norm, nxt[0]) \
-                and not cx.RANKING_ONLY.match(norm, nxt[0]) \
+                and not cx.RANKING_ONLY.match(norm, nxt[0]) and not cx.CONFIRMED_CHECK.match(norm, nxt[0]) \
                 and not cx.CLASS_ONLY_CORRECTION.fullmatch(norm, nxt[0], nxt[1]) else ""
         return retracted or None
 

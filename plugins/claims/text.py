@@ -107,6 +107,10 @@ _RULES: list[tuple[re.Pattern[str], Repl, tuple[str | re.Pattern[str], ...]]] = 
     (re.compile(r"[\"']?\b(?P<key>e_?above_?hull|e_?hull|energy_above_hull|hull_distance|band_?gap(?:_(?:pbe\+u|pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj|soc))?|(?:(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)_){1,2}gap|gap_(?:pbe|hse|hse06|scan|exp|expt|experimental|optical|gw|g0w0|mbj)|"
                 r"e_?gap|e_?g(?:_(?:pbe|hse06|hse|scan|expt|exp|experimental|optical|gw|g0w0|mbj))?|gap|threshold)(?:_(?P<unit>m?ev)(?:_(?:per_)?(?P<basis>atom|fu|f_u|formula_unit))?)?[\"']?[ \t]*:[ \t]*"
                 r"(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])", re.I), _json_quantity, ("_gap", "gap_", "hull", "band", "threshold_", "eg_", "e_g")),
+    # (w40) a per-pixel key: "nm_per_px: 0.667" reads "0.667 nm/px" (no "pixel size" words, which would make the
+    # keys after it on the line read as the field), '"scale_um_per_px": 0.025' likewise
+    (re.compile(r"[\"']?\b(?:[a-z][a-z_]{0,30}?_)?(?P<unit>nm|um|µm)_per_(?:px|pixel)[\"']?[ \t]*:[ \t]*(?P<num>\d+(?:\.\d+)?)(?![\d.])"),
+     lambda m: f"{m.group('num')} {m.group('unit')}/px", ("_per_px", "_per_pixel")),
     # "feature_diameter_nm: 184.4" reads "feature diameter = 184.4 nm", "pixel_size_nm: 3.125" reads "pixel size = 3.125 nm"
     (re.compile(r"[\"']?\b(?P<key>[a-z][a-z_]{1,40}?)_(?P<unit>nm|um|µm|mm|px)[\"']?[ \t]*:[ \t]*(?P<num>-?\d+(?:\.\d+)?)(?![\d.])"),
      lambda m: f"{m.group('key').replace('_', ' ')} = {m.group('num')} {m.group('unit')}", ("_nm", "_um", "_µm", "_mm", "_px")),

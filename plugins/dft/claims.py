@@ -566,6 +566,17 @@ _DATABASE = re.compile(r"\bMaterials Project\b|\bMP\b|\bOQMD\b|\bAFLOW\b|\bAlexa
 # "the OQMD value is 0": a database's number for the asked material, unit left out
 _DATABASE_VALUE = re.compile(r"\b(?:Materials Project|MP|OQMD|AFLOW|Alexandria|JARVIS|GNoME)\s+(?:value|entry)\s*(?:is|=|:)\s*$")
 _TERM = re.compile(r"\bterm\b|\bcorrection\b|\bcontribution\b|\bentrop\w*|\b-?TS\b", re.I)
+# (w40) a correction named in the clause before a conjoined one is that clause's setting, not the number's: "on the
+# hull with the D3 dispersion correction, and about 8 meV/atom above it in plain PBE"
+_CONJOINED_TURN = re.compile(r"[,;]\s*(?:and|but|while|whereas|yet)\b", re.I)
+
+
+def _term_before(norm: str, lo: int, hi: int) -> bool:
+    """A correction/term word before the number (from ``lo`` to ``hi``) in the number's own clause."""
+    term = None
+    for term in _TERM.finditer(norm, lo, hi):
+        pass
+    return term is not None and _CONJOINED_TURN.search(norm, term.end(), hi) is None
 # the named phase is below the asked one: "the δ phase (Pnma) is lower by 0.082 eV/atom" is the asked one's distance
 _LOWER_BY = re.compile(r"\b(?:is|lies|sits)\s+(?:\w+\s+)?lower(?:\s+in\s+energy)?\s+by\s*(?:about|approximately|only|~|≈)?\s*$", re.I)
 # "it lies 45 meV/atom below the hull of the competing phases": a decomposition energy, not a distance above the hull
@@ -573,6 +584,10 @@ _PROSE_ENERGY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)[ \t]*(meV|eV)(?=[ \t]*(?:
 # "PBE puts β on the hull and α just above it — the latter by 4 meV/atom": how far above it the phase lies
 _ABOVE_IT_BY = re.compile(r"\b(?:above|higher\s+than)\s+(?:it|that|them|the\s+(?:convex\s+)?hull)\s*(?:[—–,:;-]\s*)?"
                           r"(?:the\s+latter\s+|(?:just|only)\s+)?by\s*(?:about\s+|~\s*|≈\s*)?$", re.I)
+# (w40) a distance restated in the other basis after "i.e.": "about 0.10 eV per formula unit above the hull, i.e.
+# 0.05 eV/atom" is the asked cell's distance per atom, even when it equals the question's threshold
+_RESTATED_HULL_BEFORE = re.compile(r"\bm?eV\b[^.;\n\d]{0,40}?\b(?:above|off|over|from)\s+(?:the\s+)?(?:convex\s+)?hull\s*,?\s*"
+                                   r"(?:i\.\s?e\.|that\s+is|in\s+other\s+words)\s*,?\s*(?:about\s+|roughly\s+|~\s*|≈\s*)?$", re.I)
 _BELOW_HULL_AFTER = re.compile(r"\s*below\s+(?:the\s+)?(?:convex\s+)?hull\b", re.I)
 _HULL_AFTER = re.compile(r"\s*(?:\([^()]{0,20}\)\s*)?(?:(?:above|from|off|over|to)\s+(?:the\s+)?(?:convex\s+)?hull|"
                          r"(?:of\s+)?E_?hull|"
@@ -589,9 +604,13 @@ _ASKED_PHASE = re.compile(r"(?=[^\W\d])(?:\b(?:asked|this|given)\s+(?:structure|
                           r"(?P<b>(?:[^\W\d][\w′'-]*\s+)?[^\W\d][\w′'-]*)\s*\(\s*(?:this|the asked)\s+(?:structure|phase|polymorph)\b|"
                           r"\b(?:asked|given)\s+(?P<d>(?-i:[a-zα-ω][a-z′'-]{2,}))\s+(?:cell|structure|phase|polymorph)\b|"
                           # (w38) "the asked C2/m cell is the γ form": the polymorph's name before "form"
-                          r"\b(?:asked|given)\s+(?:[^\s,;.]{1,16}\s+)?cell\s+is\s+(?:the\s+)?(?P<e>[^\W\d][\w′'-]*)\s+(?:form|phase|polymorph|modification)\b)",
+                          r"\b(?:asked|given)\s+(?:[^\s,;.]{1,16}\s+)?cell\s+is\s+(?:the\s+)?(?P<e>[^\W\d][\w′'-]*)\s+(?:form|phase|polymorph|modification)\b|"
+                          # (w40) a Greek-letter polymorph named for "this cell" or "the question's structure", an adjective
+                          # allowed before it: "this cell is the δ phase", "the question's structure is the yellow δ polymorph"
+                          r"\b(?:this|question['’]?s)\s+(?:cell|structure)\s+is\s+(?:the\s+)?(?:[a-z]{2,20}\s+)?(?P<f>[α-ω][′']?)(?:-|\s+)"
+                          r"(?:form|phase|polymorph|modification)\b)",
                           re.I)
-_ASKED_CUE = re.compile(r"(?=[agqptAGQPT])(?:\b(?:asked|given|question|prompt|task)\b|\bthis\s+(?:structure|phase|polymorph)\b)", re.I)
+_ASKED_CUE = re.compile(r"(?=[agqptAGQPT])(?:\b(?:asked|given|question|prompt|task)\b|\bthis\s+(?:structure|phase|polymorph|cell)\b)", re.I)
 # where the subject of a distance begins: "…, and brookite 4 meV/atom above it"
 _SUBJECT_START = re.compile(r"[.;,:\n(]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
 # a bullet's label: "- Tetragonal LLZO (I4₁/acd): on the hull, 0 meV/atom"
@@ -666,6 +685,8 @@ _CLAUSE_END = re.compile(r"[ \t]*(?:\.|\n|$)")
 _THRESHOLD_BEFORE = re.compile(r"\b(?:threshold|criterion|tolerance)\b[^.;)\n\d]{0,20}$", re.I)
 # the basis stated at the head of the clause: "Per formula unit (21 atoms) the spinel is 0.42 eV above the hull"
 _PER_FU_BEFORE = re.compile(r"\bper\s+(?:formula\s+unit|f\.?\s?u\.?)(?![\w.])(?![^.\n]{0,60}\bper\s+atom\b)", re.I)
+# (w40) the basis after the unit with the formula named in it: "which is 0.045 eV per Mn₂O₃ formula unit"
+_PER_NAMED_FU_AFTER = re.compile(r"\s*per\s+(?:[A-Z][A-Za-z0-9₀-₉().]{0,24}\s+)(?:formula\s+unit|f\.?\s?u\.?)(?![\w])", re.I)
 # (w38) the unit written into the hull label, read by the bare numbers after it: "E_hull (meV/atom): 17", "E_hull [eV/f.u.]:
 # 0.3", "E_hull per atom: 0.004", a LaTeX header "E_hull / meV atom^-1" carried into its cell, and an inline list of
 # phases under one such label, "hull distances (PBE, meV/atom): Cs2S 0, CsS 12, Cs2S3 0" (each value is then its
@@ -814,6 +835,16 @@ def _asked_row(scan: Scan, pos: int) -> bool:
 _ROW_BAR = re.compile(r"[ \t]*\|")
 
 
+def _hull_label_row(text: str, line: int, pos: int) -> bool:
+    """(w40) A table row whose first cell is the hull distance itself, not a phase: "| E above hull | 0.56 eV/f.u. |"
+    beside "| E above hull | 0.028 eV/atom |" is one distance in two bases, not two phases' rows."""
+    bar = _ROW_BAR.match(text, line)
+    if bar is None or bar.end() > pos:
+        return False
+    close = text.find("|", bar.end(), pos)
+    return close > 0 and _HULL_LABEL.search(text, bar.end(), close) is not None
+
+
 _ANSWER_LINE_AT = re.compile(r"^[ \t>*#-]*(?:final\s+|draft\s+|initial\s+|first\s+)?answer\b[^\n]*", re.I | re.M)
 _LEADING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -876,7 +907,7 @@ class StabilityReader(_DFTReader):
                 lo = max(0, c.span[0] - 200)  # bounded: a row's label is short
                 line = original.rfind("\n", lo, c.span[0])
                 line = lo if line < 0 else line + 1
-                if original[line:c.span[0]].lstrip().startswith("|"):
+                if original[line:c.span[0]].lstrip().startswith("|") and not _hull_label_row(original, line, c.span[0]):
                     rows.append(c)
         if not 2 <= len(rows) <= 8:
             return
@@ -902,7 +933,7 @@ class StabilityReader(_DFTReader):
         m = _ASKED_PHASE.search(original) if _ASKED_CUE.search(original) else None  # the cue is a cheap first look
         if m is None:
             return
-        asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or m.group("e") or "").strip().lower()
+        asked = (m.group("a") or m.group("b") or m.group("c") or m.group("d") or m.group("e") or m.group("f") or "").strip().lower()
         if not asked:
             return
         for c in [c for c in extraction.claims if c.kind == "e_above_hull"]:
@@ -941,7 +972,8 @@ class StabilityReader(_DFTReader):
     def explicit(self, scan: Scan, run: Run) -> bool:
         """ "E_hull = 12 meV/atom", "12 meV/atom above the hull": stated as the distance, even when the number
         happens to equal the question's atom count."""
-        return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start) or _HULL_AFTER.match(scan.norm, run.head.end))
+        return bool(_HULL_LABEL.search(scan.norm, run.lo, run.head.start) or _HULL_AFTER.match(scan.norm, run.head.end)
+                    or _RESTATED_HULL_BEFORE.search(scan.norm, max(run.s_start, run.head.start - 80), run.head.start))
 
     def apply(self, scan: Scan, n: Number, run: Run, template: Template) -> str | tuple[str, float, str]:
         result = super().apply(scan, n, run, template)
@@ -1017,7 +1049,7 @@ class StabilityReader(_DFTReader):
     def judge(self, scan: Scan, n: Number, run: Run, unit: str) -> str | tuple[str, float, str]:
         if unit not in ("eV", "meV", "eV/atom", "meV/atom", "eV/fu", "meV/fu"):
             return "other_property"
-        if (n.value < 0 and not _equated(scan, n, run)) or (_TERM.search(scan.norm, max(run.s_start, n.start - 30), n.start)
+        if (n.value < 0 and not _equated(scan, n, run)) or (_term_before(scan.norm, max(run.s_start, n.start - 30), n.start)
                                                             and not _HULL_LABEL.search(scan.norm, max(run.s_start, n.start - 30), n.start)):
             return "other_property"  # "a −TS term of −0.03 eV/atom": a correction, never a distance to the hull
         norm, head = scan.norm, run.head
@@ -1089,8 +1121,9 @@ class StabilityReader(_DFTReader):
                              or not _HULL_WORDS.search(norm, prev[0], prev[1])):
                 return "other"  # an energy per atom said to be a distance to the hull neither here nor just before
         value = n.value / 1000.0 if unit.startswith("meV") else n.value
-        per_fu = unit.endswith("/fu") or (unit in ("eV", "meV") and _PER_FU_BEFORE.search(norm, max(run.s_start, head.start - 80),
-                                                                                         head.start) is not None)
+        per_fu = unit.endswith("/fu") or (unit in ("eV", "meV") and (_PER_FU_BEFORE.search(norm, max(run.s_start, head.start - 80),
+                                                                                          head.start) is not None
+                                                                    or _PER_NAMED_FU_AFTER.match(norm, n.end) is not None))
         return ("e_above_hull", round(value, 9), "eV/fu" if per_fu else "eV/atom")
 
 
@@ -1263,6 +1296,17 @@ _EARLY_WORK_BEFORE = re.compile(r"(?=[eoiEOI])\b(?:early|earlier|older|initial)\
                                 r"measurements?|calculations?|authors)\b[^.;\n]{0,80}$", re.I)
 _DENIED_AFTER = re.compile(r"[^.;\n\d]{0,40}?(?:[;—–]|,\s*but)\s*(?:it|this|that|they|(?-i:[A-Z][A-Za-z0-9]{1,15}))\s+(?:is|are|was|were)\s*"
                            r"(?:not|n't)\b(?!\s+(?:only|just)\b)", re.I)
+# (w40) a value the sentence then gives to a calculation other than the asked one, or says it does not use: "with
+# SOC and U = 3 eV a gap of ~0.2 eV appears, which is not the calculation asked about"; "… about 0.4 eV opens, but
+# that is not the plain PBE setting asked for, so I don't use it"
+_NOT_ASKED_AFTER = re.compile(r"[^.;\n\d]{0,60}?\b(?:which|that|this|it)(?:'s|\s+is|\s+was)\s+not\s+(?:the\s+)?(?:[\w+/-]+\s+){0,3}?"
+                              r"(?:calculation|setting|functional|method|level\s+of\s+theory)\s+(?:(?:being\s+)?asked\s+(?:about|for)|in\s+question)\b|"
+                              r"[^.;\n\d]{0,100}?\bI\s+(?:don't|do\s+not|won't|will\s+not)\s+use\s+(?:it|this|that|them)\b", re.I)
+# (w40) a first impression the sentence turns away from: "My first instinct was a gap near 1.8 eV, but that is the
+# sulfide's" (the value is withdrawn, whatever it is then given to)
+_FIRST_IMPRESSION_BEFORE = re.compile(r"\b(?:my|our|the)\s+(?:first|initial|gut|immediate)\s+(?:instinct|guess|thought|impression|hunch|"
+                                      r"reaction|expectation)\s+(?:was|is)\b[^.;\n\d]{0,40}$", re.I)
+_BUT_AFTER = re.compile(r"[^.;\n\d]{0,30}?\bbut\b", re.I)
 # (w38) a value said of a structure other than the asked cell's, named by its space-group symbol ("the monoclinic
 # P2₁/c polymorph, relaxed alike, comes out at 2.9 eV" when the asked cell is Pnma; a table row "| low-T | Cmcm |
 # 2.6 eV |") or by its prototype ("wurtzite GaP is a wide-gap semiconductor — PBE ≈ 1.6 eV" when the asked cell is
@@ -1353,6 +1397,10 @@ class MetallicityReader(_DFTReader):
             return "retracted"  # "a small-gap semiconductor, perhaps 0.2 eV, as in the sister arsenides — but that is wrong"
         if _EARLY_WORK_BEFORE.search(norm, max(run.s_start, head.start - 140), head.start) and _DENIED_AFTER.match(norm, n.end):
             return "negated"  # "older optical work listed it as a semiconductor with a 0.2 eV gap; it is not one"
+        if _FIRST_IMPRESSION_BEFORE.search(norm, max(run.s_start, head.start - 80), head.start) and _BUT_AFTER.match(norm, n.end, run.s_end):
+            return "retracted"  # (w40) "My first instinct was a gap near 1.8 eV, but that is the sulfide's"
+        if _NOT_ASKED_AFTER.match(norm, n.end, run.s_end):
+            return "other"  # (w40) "… a gap of ~0.2 eV appears, which is not the calculation asked about"
         c_start = cx.clause_start(norm, run.s_start, head.start, 60)
         label = _GAP_LABEL.search(norm, max(run.s_start, head.start - 90), head.start)
         edge = _EDGE_AFTER.match(norm, n.end)
@@ -1545,7 +1593,7 @@ _PER_ION = re.compile(r"(?:\b(?:it|each|each\s+ion|each\s+one|which)\s+(?:carrie
 # gives the ionic estimate 1 µB/f.u." (not a relative clause after a comma: "…, which leaves 2 µB", w15)
 # "the two Mn sublattices (≈ 2.9 and −2.3 µB) leave 0.6 µB/f.u.": the computed site moments in brackets, not ionic terms
 _SITE_LIST_PAREN = re.compile(r"\b(?:sublattices|sites)\s*\([^()\n]{0,40}$", re.I)
-_SUM_TERM_AFTER = re.compile(r"[ \t]*\)[^.,;\n]{0,50}?\b(?:gives?|giving|yields?|yielding|leaves?|leaving|sums?\s+to|adds?\s+up\s+to|"
+_SUM_TERM_AFTER = re.compile(r"[ \t]*\)[^.;\n]{0,50}?\b(?:gives?|giving|yields?|yielding|leaves?|leaving|sums?\s+to|adds?\s+up\s+to|"
                              r"results?\s+in)\b[^.;\n\d]{0,30}\d+(?:\.\d+)?[ \t]*µB")
 _CONSEQUENCE = re.compile(r"[,;]\s*(?:and\s+)?(?:so|hence|thus|therefore)\b", re.I)
 _PARTIAL_MOMENT = re.compile(r"\b\d?[spdf]\s*(?:-|\s)?(?:shell|electrons?|orbitals?|states?|share|contribution|part)\b|\binterstitial\b|"
