@@ -32,3 +32,18 @@ def test_corpus_texts_are_substrings_of_their_chains() -> None:
     for row in DEV:
         for entry in row.get("claims", []) + row.get("non_claims", []):
             assert entry["text"] in row["chain"], (row["id"], entry["text"])
+
+
+def test_intervals_bracket_the_pooled_rate_and_stay_informative_when_every_claim_agrees() -> None:
+    # 40 chains that each read 3 of 3 gold claims right, and one that invents 2 and drops 1
+    per_item = {"sem": [(3, 3, 3)] * 40 + [(1, 3, 2)]}
+    lines = bench.intervals(per_item).splitlines()
+    sem = lines[1].split()
+    precision, boot_lo, boot_hi, exact_lo, exact_hi = (float(sem[2]), float(sem[3].strip("[,")), float(sem[4].strip("]")),
+                                                       float(sem[5].strip("[,")), float(sem[6].strip("]")))
+    assert precision == pytest.approx(121 / 123, abs=1e-4)
+    assert boot_lo <= precision <= boot_hi < 1.0 + 1e-9
+    assert exact_lo < precision <= exact_hi
+    perfect = bench.intervals({"sem": [(2, 2, 2)] * 30}).splitlines()[1].split()
+    assert float(perfect[2]) == 1.0
+    assert float(perfect[5].strip("[,")) < 0.97  # 60 of 60 claims right still leaves room below 1
